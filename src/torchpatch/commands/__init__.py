@@ -1,0 +1,1 @@
+"""The CLI's subcommands that belong to the linter."""

@@ -1,0 +1,1 @@
+"""The linting engine: discover → read → parse → resolve names → run rules → edits."""

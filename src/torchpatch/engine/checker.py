@@ -1,0 +1,441 @@
+"""Pass 2: walk the statements that can mention torch, resolve each call and reference, run the rules."""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+import sys
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from torchpatch.engine.resolve import Binding, Scope, ScopeTree, chain_root
+from torchpatch.engine.source import Locator
+from torchpatch.rules.base import SAFE, UNSAFE, Diagnostic, Edit, Fix, Rule
+from torchpatch.versions import Version
+
+#: Imports from these packages are tracked; everything else is ignored as early as possible.
+TRACKED_ROOTS = frozenset({"torch", "functorch", "torchvision", "torchaudio", "torchao", "torchtext"})
+
+#: Submodules that ``import torch`` loads, so ``torch.x.y`` works with only ``import torch``
+#: (checked against torch 2.4 and 2.13 in tests/test_torch_facts.py).
+EAGER_SUBMODULES = frozenset({
+    "torch", "torch.amp", "torch.nn", "torch.nn.functional", "torch.nn.utils", "torch.cuda", "torch.cpu",
+    "torch.backends", "torch.backends.cuda", "torch.utils", "torch.utils.data", "torch.jit", "torch.onnx",
+    "torch.export", "torch.serialization", "torch.hub", "torch.autograd", "torch.optim", "torch.compiler",
+    "torch.distributed", "torch.nn.attention", "torch.nn.utils.parametrizations", "torch.utils.checkpoint",
+})
+
+
+@dataclass
+class Reference:
+    """A Name/Attribute chain (or an import) that resolves to a watched qualified name."""
+
+    node: ast.AST  # the expression node of this prefix of the chain, or the ast.alias of an import
+    qualname: str
+    scope: Scope
+    statement: ast.stmt
+    in_import: bool = False  # the name appears in an import statement
+    module_node: ast.ImportFrom | None = None  # for ``from M import x``: the statement, when the match is M
+
+
+class Context:
+    """What a rule sees of the file: positions, text, versions, and helpers to build fixes."""
+
+    def __init__(self, text: str, locator: Locator, tree: ast.Module, scopes: ScopeTree,
+                 target: Version, min_torch: Version) -> None:
+        self.text = text
+        self.locator = locator
+        self.tree = tree
+        self.scopes = scopes
+        self.target = target
+        self.min_torch = min_torch
+        self.rule: Rule | None = None
+        self.scope: Scope = scopes.module_scope
+        self.statement: ast.stmt | None = None
+        self.diagnostics: list[Diagnostic] = []
+        self._planned_imports: dict[str, tuple[str, Edit]] = {}
+
+    # -- positions and text ------------------------------------------------------------------------
+    def start(self, node: ast.AST) -> int:
+        return self.locator.offset_from_ast(node.lineno, node.col_offset)
+
+    def end(self, node: ast.AST) -> int:
+        return self.locator.offset_from_ast(node.end_lineno, node.end_col_offset)
+
+    def source(self, node: ast.AST) -> str:
+        return self.text[self.start(node):self.end(node)]
+
+    # -- reporting -------------------------------------------------------------------------------
+    def diagnostic(self, node: ast.AST | tuple[int, int], message: str, fix: Fix | None = None) -> Diagnostic:
+        rule = self.rule
+        start, end = node if isinstance(node, tuple) else (self.start(node), self.end(node))
+        return Diagnostic(code=rule.code, name=rule.name, message=message, start=start, end=end, fix=fix, rule=rule)
+
+    def applicability(self, needs: Version | None = None, behaviour_changes: bool = False) -> str:
+        """Safe only when the result behaves the same on every release from min-torch to the target."""
+        if behaviour_changes:
+            return UNSAFE
+        if needs is not None and self.min_torch < needs:
+            return UNSAFE
+        return SAFE
+
+    def needs_note(self, needs: Version | None) -> str:
+        if needs is not None and self.min_torch < needs:
+            return f" (needs PyTorch >= {needs}; your minimum is {self.min_torch})"
+        return ""
+
+    # -- names for new code ---------------------------------------------------------------------
+    def resolves_to(self, expr: ast.expr) -> str | None:
+        return self.scopes.qualname(expr, self.scope)
+
+    def name_for(self, qualname: str, module: str | None = None) -> tuple[str, list[Edit]]:
+        """Text that refers to ``qualname`` here, and the import edits that make it defined.
+
+        ``module`` is the module to import for it (default: its parent module). Existing bindings
+        are reused in the file's own style (``th.amp.autocast`` when torch is imported as th).
+        """
+        module = module or qualname.rpartition(".")[0] or qualname
+        position = self._use_position()
+        # 1. A name already bound to exactly this object, or to a module it can be reached from.
+        best: tuple[int, str] | None = None
+        for name in self._visible_names():
+            bound = self.scopes.lookup(name, self.scope, position)
+            if bound is None:
+                continue
+            if bound == qualname:
+                return name, []
+            if qualname.startswith(bound + ".") and _reachable(bound, module):
+                if best is None or len(bound) > best[0]:
+                    best = (len(bound), name + qualname[len(bound):])
+        if best is not None:
+            return best[1], []
+        # 2. An import planned by an earlier fix in this file.
+        if qualname in self._planned_imports:
+            return self._planned_imports[qualname][0], []
+        # 3. A new import: ``import torch`` for eagerly loaded torch modules, else ``from M import name``.
+        root = qualname.split(".")[0]
+        if module in EAGER_SUBMODULES and self.scopes.lookup(root, self.scope, position) is None \
+                and root not in self._local_names():
+            text, edit = root + qualname[len(root):], self._import_edit(f"import {root}")
+        else:
+            leaf = qualname.rpartition(".")[2]
+            if qualname.rpartition(".")[0] == module and leaf not in self._local_names() \
+                    and self.scopes.lookup(leaf, self.scope, position) is None:
+                text, edit = leaf, self._import_edit(f"from {module} import {leaf}")
+            else:
+                text, edit = qualname, self._import_edit(f"import {module}")
+        self._planned_imports[qualname] = (text, edit)
+        return text, [edit]
+
+    def _use_position(self) -> tuple[int, int]:
+        node = self.statement
+        return (node.lineno, node.col_offset) if node is not None else (1 << 30, 0)
+
+    def _visible_names(self) -> Iterable[str]:
+        scope: Scope | None = self.scope
+        seen: set[str] = set()
+        while scope is not None:
+            for name in scope.bindings:
+                if name not in seen:
+                    seen.add(name)
+                    yield name
+            scope = scope.parent
+
+    def _local_names(self) -> set[str]:
+        return set(self._visible_names())
+
+    def _import_edit(self, statement: str) -> Edit:
+        offset, indent, newline = self._import_insertion_point()
+        return Edit(offset, offset, f"{indent}{statement}{newline}")
+
+    def _import_insertion_point(self) -> tuple[int, str, str]:
+        """After the module's leading imports (after the docstring and __future__ imports if none)."""
+        body = self.tree.body
+        newline = "\r\n" if "\r\n" in self.text else "\n"
+        anchor = None
+        index = 0
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            anchor = body[0]
+            index = 1
+        while index < len(body) and isinstance(body[index], (ast.Import, ast.ImportFrom)):
+            anchor = body[index]
+            index += 1
+        if anchor is None:
+            if not body:
+                return len(self.text), "", newline
+            return self.locator.offset(body[0].lineno, 0), "", newline
+        row = anchor.end_lineno
+        if row < len(self.locator.line_starts):
+            return self.locator.line_starts[row], "", newline
+        # The anchor is the last line of a file without a final newline.
+        return len(self.text), newline, ""
+
+
+def _reachable(bound_module: str, module: str) -> bool:
+    """Whether ``bound_module.x.y`` works for something defined in ``module``."""
+    return module == bound_module or module.startswith(bound_module + ".") and (
+        module in EAGER_SUBMODULES or bound_module == module)
+
+
+class RuleIndex:
+    """The enabled rules, indexed by what triggers them."""
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self.rules = list(rules)
+        self.calls: dict[str, list[Rule]] = {}
+        self.references: dict[str, list[Rule]] = {}
+        self.methods: dict[str, list[Rule]] = {}
+        for rule in self.rules:
+            for name in rule.calls:
+                self.calls.setdefault(name, []).append(rule)
+            for name in rule.references_to:
+                self.references.setdefault(name, []).append(rule)
+            for name in rule.methods:
+                self.methods.setdefault(name, []).append(rule)
+        method_names = "|".join(sorted(map(re.escape, self.methods)))
+        self.method_pattern = re.compile(rf"\.\s*(?:{method_names})\s*\(") if method_names else None
+
+
+def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, min_torch: Version,
+               locator: Locator | None = None) -> list[Diagnostic]:
+    locator = locator or Locator(text)
+    scopes = ScopeTree(tree)
+    ctx = Context(text, locator, tree, scopes, target, min_torch)
+    candidate_rows = _candidate_rows(text, locator, scopes, index)
+    if not candidate_rows and not scopes.imports:
+        return []
+    _Walker(ctx, index, candidate_rows).run()
+    return ctx.diagnostics
+
+
+def _tracked_names(scopes: ScopeTree) -> set[str]:
+    """Names bound (anywhere in the file) to something inside a tracked package, aliases included."""
+    names: set[str] = set()
+    aliases: list[Binding] = []
+    for scope in (scopes.module_scope, *scopes.scope_of.values()):
+        for name, bindings in scope.bindings.items():
+            for binding in bindings:
+                if binding.qualname and binding.qualname.split(".")[0] in TRACKED_ROOTS:
+                    names.add(name)
+                elif binding.alias_of is not None:
+                    aliases.append(binding)
+    changed = True
+    while changed:
+        changed = False
+        for binding in aliases:
+            if binding.name not in names and chain_root(binding.alias_of) in names:
+                names.add(binding.name)
+                changed = True
+    return names
+
+
+def _candidate_rows(text: str, locator: Locator, scopes: ScopeTree, index: RuleIndex) -> list[int]:
+    """Rows where a tracked name or a watched method appears as text: only their statements are walked."""
+    offsets: list[int] = []
+    names = _tracked_names(scopes)
+    if names:
+        pattern = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, names))))
+        offsets.extend(match.start() for match in pattern.finditer(text))
+    if index.method_pattern is not None and names:
+        offsets.extend(match.start() for match in index.method_pattern.finditer(text))
+    rows = sorted({bisect.bisect_right(locator.line_starts, offset) for offset in offsets})
+    return rows
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+class _Walker:
+    def __init__(self, ctx: Context, index: RuleIndex, candidate_rows: list[int]) -> None:
+        self.ctx = ctx
+        self.index = index
+        self.rows = candidate_rows
+        self.watch_references = bool(index.references)
+
+    def run(self) -> None:
+        self._visit_body(self.ctx.tree.body, self.ctx.scopes.module_scope)
+
+    def _has_candidate(self, first_row: int, last_row: int) -> bool:
+        position = bisect.bisect_left(self.rows, first_row)
+        return position < len(self.rows) and self.rows[position] <= last_row
+
+    def _visit_body(self, body: list[ast.stmt], scope: Scope) -> None:
+        for statement in body:
+            self._visit_statement(statement, scope)
+
+    def _visit_statement(self, node: ast.stmt, scope: Scope) -> None:
+        ctx = self.ctx
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            self._visit_import(node, scope)
+            return
+        header, bodies, inner_scope = _split_statement(node, self.ctx.scopes, scope)
+        if header:
+            first = min(getattr(n, "lineno", node.lineno) for n in header)
+            first = min(first, node.lineno)
+            last = max(getattr(n, "end_lineno", node.lineno) or node.lineno for n in header)
+            if self._has_candidate(first, last):
+                ctx.statement = node
+                for expr, expr_scope in ((h, scope) for h in header):
+                    self._visit_expression(expr, expr_scope, node)
+        for body in bodies:
+            if body and self._has_candidate(body[0].lineno, body[-1].end_lineno or body[-1].lineno):
+                self._visit_body(body, inner_scope)
+
+    def _visit_import(self, node: ast.Import | ast.ImportFrom, scope: Scope) -> None:
+        if not self.watch_references:
+            return
+        references = self.index.references
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] not in TRACKED_ROOTS:
+                    continue
+                for qualname in _prefixes(alias.name):
+                    if qualname in references:
+                        self._dispatch_reference(Reference(alias, qualname, scope, node, in_import=True))
+                        break
+            return
+        if node.level or not node.module or node.module.split(".")[0] not in TRACKED_ROOTS:
+            return
+        matched_module = False
+        for qualname in _prefixes(node.module):
+            if qualname in references:
+                self._dispatch_reference(Reference(node, qualname, scope, node, in_import=True, module_node=node))
+                matched_module = True
+                break
+        if matched_module:
+            return
+        for alias in node.names:
+            qualname = f"{node.module}.{alias.name}"
+            if qualname in references:
+                self._dispatch_reference(Reference(alias, qualname, scope, node, in_import=True))
+
+    def _dispatch_reference(self, reference: Reference) -> None:
+        ctx = self.ctx
+        ctx.scope = reference.scope
+        ctx.statement = reference.statement
+        for rule in self.index.references.get(reference.qualname, ()):
+            ctx.rule = rule
+            ctx.diagnostics.extend(rule.check_reference(ctx, reference))
+
+    def _visit_expression(self, root: ast.AST, scope: Scope, statement: ast.stmt) -> None:
+        ctx = self.ctx
+        scopes = ctx.scopes
+        calls = self.index.calls
+        methods = self.index.methods
+        references = self.index.references
+        stack: list[tuple[ast.AST, Scope]] = [(root, scope)]
+        while stack:
+            node, current = stack.pop()
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, (ast.Name, ast.Attribute)):
+                    qualname = scopes.qualname(func, current)
+                    if qualname is not None and qualname in calls:
+                        ctx.scope, ctx.statement = current, statement
+                        for rule in calls[qualname]:
+                            ctx.rule = rule
+                            ctx.diagnostics.extend(rule.check_call(ctx, node, qualname))
+                    elif qualname is None and isinstance(func, ast.Attribute) and func.attr in methods:
+                        ctx.scope, ctx.statement = current, statement
+                        for rule in methods[func.attr]:
+                            ctx.rule = rule
+                            ctx.diagnostics.extend(rule.check_method_call(ctx, node))
+                stack.append((func, current))
+                stack.extend((arg, current) for arg in node.args)
+                stack.extend((keyword.value, current) for keyword in node.keywords)
+            elif isinstance(node, (ast.Attribute, ast.Name)):
+                chain: list[ast.AST] = []
+                base: ast.AST = node
+                while isinstance(base, ast.Attribute):
+                    chain.append(base)
+                    base = base.value
+                if isinstance(base, ast.Name):
+                    if references and isinstance(getattr(node, "ctx", None), ast.Load):
+                        self._references_in_chain(base, chain, current, statement)
+                else:
+                    stack.append((base, current))
+            elif isinstance(node, ast.Lambda):
+                inner = Scope("function", current)
+                _bind_arguments(inner, node.args)
+                stack.append((node.body, inner))
+                stack.extend((d, current) for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None)
+            elif isinstance(node, _COMPREHENSIONS):
+                inner = Scope("function", current)
+                for generator in node.generators:
+                    for target_name in _names_in(generator.target):
+                        inner.bind(Binding(name=target_name, position=(0, 0)))
+                for generator in node.generators:
+                    stack.append((generator.iter, current if generator is node.generators[0] else inner))
+                    stack.extend((condition, inner) for condition in generator.ifs)
+                if isinstance(node, ast.DictComp):
+                    stack.append((node.key, inner))
+                    stack.append((node.value, inner))
+                else:
+                    stack.append((node.elt, inner))
+            elif isinstance(node, ast.Constant):
+                continue
+            else:
+                stack.extend((child, current) for child in ast.iter_child_nodes(node))
+
+    def _references_in_chain(self, base: ast.Name, chain: list[ast.AST], scope: Scope, statement: ast.stmt) -> None:
+        qualname = self.ctx.scopes.lookup(base.id, scope, (base.lineno, base.col_offset))
+        if qualname is None or qualname.split(".")[0] not in TRACKED_ROOTS:
+            return
+        references = self.index.references
+        if qualname in references:
+            self._dispatch_reference(Reference(base, qualname, scope, statement))
+            return
+        for node in reversed(chain):
+            qualname = f"{qualname}.{node.attr}"
+            if qualname in references:
+                self._dispatch_reference(Reference(node, qualname, scope, statement))
+                return
+
+
+def _split_statement(node: ast.stmt, scopes: ScopeTree, scope: Scope):
+    """(header expressions, nested bodies, the scope of those bodies) of a statement."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        arguments = node.args
+        header = [*node.decorator_list, *arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]
+        return header, [node.body], scopes.scope_of.get(id(node), scope)
+    if isinstance(node, ast.ClassDef):
+        header = [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
+        return header, [node.body], scopes.scope_of.get(id(node), scope)
+    if isinstance(node, (ast.If, ast.While)):
+        return [node.test], [node.body, node.orelse], scope
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        return [node.iter], [node.body, node.orelse], scope
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [item.context_expr for item in node.items], [node.body], scope
+    if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+        header = [h.type for h in node.handlers if h.type is not None]
+        return header, [node.body, *(h.body for h in node.handlers), node.orelse, node.finalbody], scope
+    if isinstance(node, ast.Match):
+        header = [node.subject, *(c.guard for c in node.cases if c.guard is not None)]
+        return header, [c.body for c in node.cases], scope
+    return [node], [], scope
+
+
+def _bind_arguments(scope: Scope, arguments: ast.arguments) -> None:
+    for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]:
+        if arg is not None:
+            scope.bind(Binding(name=arg.arg, position=(0, 0)))
+
+
+def _names_in(target: ast.AST) -> list[str]:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _prefixes(dotted: str) -> list[str]:
+    """'a.b.c' -> ['a.b.c', 'a.b', 'a'] (longest first)."""
+    parts = dotted.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+
+
+def parse(text: str, filename: str = "<unknown>") -> ast.Module:
+    return ast.parse(text, filename=filename)
+
+
+PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"

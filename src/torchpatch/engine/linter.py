@@ -1,0 +1,322 @@
+"""Lint one file: read, parse, run the rules, honour noqa; optionally apply fixes to a fixpoint."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from torchpatch.engine.checker import RuleIndex, check_tree
+from torchpatch.engine.settings import Settings, torchfix_redirects
+from torchpatch.engine.source import Locator, Source, UnreadableFile, read_source
+from torchpatch.rules.base import SAFE, Diagnostic, Edit, Fix
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_FILE_NOQA = re.compile(r"#\s*torchpatch:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_MAX_FIX_ROUNDS = 10
+_TORCH_HINT = "torch"
+
+
+@dataclass
+class Finding:
+    """A diagnostic placed in the file: 1-based rows, 0-based character columns (rows inside the cell for notebooks)."""
+
+    code: str
+    name: str
+    message: str
+    url: str
+    path: Path
+    row: int
+    column: int
+    end_row: int
+    end_column: int
+    fix: Fix | None
+    noqa_row: int
+    cell: int | None = None
+    source_line: str = ""
+    start: int = 0
+    end: int = 0
+
+
+@dataclass
+class FileResult:
+    path: Path
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None  # why the file could not be checked
+    fixed_count: int = 0
+    fixed_codes: dict[str, int] = field(default_factory=dict)
+    original_text: str | None = None
+    fixed_text: str | None = None
+    source: Source | None = None
+
+
+class ParseFailure(Exception):
+    pass
+
+
+def parse_text(text: str, path: Path) -> ast.Module:
+    """ast.parse, with every way it can fail turned into one readable reason."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for invalid escapes is the user's business
+            return ast.parse(text, filename=str(path))
+    except SyntaxError as error:
+        detail = error.msg
+        where = f" at line {error.lineno}" if error.lineno else ""
+        raise ParseFailure(
+            f"syntax error{where}: {detail} (parsed with Python {sys.version_info.major}.{sys.version_info.minor};"
+            " syntax newer than this Python cannot be checked)") from None
+    except (RecursionError, MemoryError):
+        raise ParseFailure("too deeply nested to parse") from None
+    except ValueError as error:
+        raise ParseFailure(f"cannot parse: {error}") from None
+
+
+def lint_text(text: str, path: Path, settings: Settings, locator: Locator | None = None) -> list[Diagnostic]:
+    rules = settings.rules_for(path)
+    if not rules or _TORCH_HINT not in text:
+        # Still parse: a file that is not valid Python is reported whatever it mentions.
+        parse_text(text, path)
+        return []
+    tree = parse_text(text, path)
+    try:
+        diagnostics = check_tree(text, tree, RuleIndex(rules), settings.target, settings.min_torch, locator)
+    except RecursionError:
+        raise ParseFailure("too deeply nested to check") from None
+    diagnostics.sort(key=lambda d: (d.start, d.code))
+    return diagnostics
+
+
+def check_file(path: Path, settings: Settings, fix: bool = False, unsafe_fixes: bool = False) -> FileResult:
+    result = FileResult(path=path)
+    try:
+        source = read_source(path)
+    except UnreadableFile as error:
+        result.error = str(error)
+        return result
+    except OSError as error:
+        result.error = f"cannot read: {error.strerror or error}"
+        return result
+    result.source = source
+    result.original_text = source.text
+    file_codes = _file_level_noqa(source.text)
+    if file_codes == "ALL":
+        return result
+    text = source.text
+    try:
+        diagnostics = lint_text(text, path, settings)
+        if fix:
+            text, diagnostics = _fix_to_fixpoint(text, path, settings, diagnostics, unsafe_fixes, result)
+    except ParseFailure as error:
+        result.error = str(error)
+        return result
+    result.fixed_text = text
+    locator = Locator(text)
+    for diagnostic in diagnostics:
+        if file_codes and _suppressed_by(diagnostic.code, file_codes):
+            continue
+        finding = _place(diagnostic, locator, source, path)
+        if _noqa_suppresses(locator.line(finding.noqa_row), diagnostic.code):
+            continue
+        result.findings.append(finding)
+    return result
+
+
+def _place(diagnostic: Diagnostic, locator: Locator, source: Source, path: Path) -> Finding:
+    row, column = locator.position(diagnostic.start)
+    end_row, end_column = locator.position(diagnostic.end)
+    rule = diagnostic.rule
+    finding = Finding(
+        code=diagnostic.code, name=diagnostic.name, message=diagnostic.message, url=rule.url() if rule else "",
+        path=path, row=row, column=column, end_row=end_row, end_column=end_column, fix=diagnostic.fix,
+        noqa_row=row, source_line=locator.line(row), start=diagnostic.start, end=diagnostic.end,
+    )
+    if source.is_notebook:
+        placed = source.cell_of_row(row)
+        if placed is not None:
+            cell, cell_row = placed
+            finding.cell = cell.number
+            finding.end_row = end_row - row + cell_row
+            finding.row = finding.noqa_row = cell_row
+    return finding
+
+
+def _suppressed_by(code: str, codes: set[str]) -> bool:
+    if code in codes:
+        return True
+    redirects = torchfix_redirects()
+    return any(code in redirects.get(other, ()) for other in codes)
+
+
+def _noqa_suppresses(line: str, code: str) -> bool:
+    if "noqa" not in line.lower():
+        return False
+    for match in _NOQA.finditer(line):
+        codes = match.group("codes")
+        if not codes:
+            return True
+        if _suppressed_by(code, set(re.split(r"[,\s]+", codes.upper().strip()))):
+            return True
+    return False
+
+
+def _file_level_noqa(text: str) -> set[str] | str:
+    if "torchpatch:" not in text:
+        return set()
+    for match in _FILE_NOQA.finditer(text):
+        codes = match.group("codes")
+        if not codes:
+            return "ALL"
+        return set(re.split(r"[,\s]+", codes.upper().strip()))
+    return set()
+
+
+# -- fixes --------------------------------------------------------------------------------------------
+
+def fix_allowed(fix: Fix | None, unsafe_fixes: bool) -> bool:
+    return fix is not None and (fix.applicability == SAFE or unsafe_fixes)
+
+
+def _fix_to_fixpoint(text: str, path: Path, settings: Settings, diagnostics: list[Diagnostic],
+                     unsafe_fixes: bool, result: FileResult) -> tuple[str, list[Diagnostic]]:
+    for _ in range(_MAX_FIX_ROUNDS):
+        chosen = select_fixes([d for d in diagnostics if fix_allowed(d.fix, unsafe_fixes)])
+        if not chosen:
+            break
+        new_text = _apply_parsing(text, path, chosen)
+        if new_text is None:
+            break
+        for diagnostic in chosen:
+            result.fixed_count += 1
+            result.fixed_codes[diagnostic.code] = result.fixed_codes.get(diagnostic.code, 0) + 1
+        obsolete = {name for d in chosen for name in d.fix.obsolete_names}
+        if obsolete:
+            new_text = remove_unused_imports(new_text, path, obsolete)
+        text = new_text
+        diagnostics = lint_text(text, path, settings)
+    return text, diagnostics
+
+
+def select_fixes(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Non-overlapping fixes, first by position then by code; a fix is applied whole or not at all."""
+    chosen: list[Diagnostic] = []
+    taken: list[tuple[int, int]] = []
+    inserted: set[Edit] = set()
+    for diagnostic in sorted(diagnostics, key=lambda d: (d.start, d.code)):
+        edits = [e for e in diagnostic.fix.edits if not (e.start == e.end and e in inserted)]
+        if any(_overlaps(edit, span) for edit in edits for span in taken):
+            continue
+        chosen.append(diagnostic)
+        for edit in edits:
+            taken.append((edit.start, edit.end))
+            if edit.start == edit.end:
+                inserted.add(edit)
+    return chosen
+
+
+def _overlaps(edit: Edit, span: tuple[int, int]) -> bool:
+    start, end = span
+    if edit.start == edit.end or start == end:
+        return start < edit.start < end or edit.start < start < edit.end
+    return edit.start < end and start < edit.end
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    unique = sorted(set(edits), key=lambda e: (e.start, e.end))
+    parts = []
+    position = 0
+    for edit in unique:
+        parts.append(text[position:edit.start])
+        parts.append(edit.content)
+        position = max(position, edit.end)
+    parts.append(text[position:])
+    return "".join(parts)
+
+
+def _apply_parsing(text: str, path: Path, chosen: list[Diagnostic]) -> str | None:
+    """Apply the chosen fixes; keep only those whose result still parses."""
+    new_text = apply_edits(text, [edit for d in chosen for edit in d.fix.edits])
+    if _parses(new_text, path):
+        return new_text
+    good: list[Diagnostic] = []
+    for diagnostic in chosen:
+        candidate = apply_edits(text, [edit for d in [*good, diagnostic] for edit in d.fix.edits])
+        if _parses(candidate, path):
+            good.append(diagnostic)
+    chosen[:] = good
+    return apply_edits(text, [edit for d in good for edit in d.fix.edits]) if good else None
+
+
+def _parses(text: str, path: Path) -> bool:
+    try:
+        parse_text(text, path)
+    except ParseFailure:
+        return False
+    return True
+
+
+def remove_unused_imports(text: str, path: Path, names: set[str]) -> str:
+    """Drop the imports of ``names`` that the fixes left unused (and only those)."""
+    tree = parse_text(text, path)
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    used |= {node.value.id for node in ast.walk(tree)
+             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)}
+    dunder_all = _names_in_dunder_all(tree)
+    locator = Locator(text)
+    edits: list[Edit] = []
+    for statement in ast.walk(tree):
+        if not isinstance(statement, (ast.Import, ast.ImportFrom)):
+            continue
+        dead = [alias for alias in statement.names
+                if _bound_name(alias) in names and _bound_name(alias) not in used and _bound_name(alias) not in dunder_all]
+        if not dead:
+            continue
+        if len(dead) == len(statement.names):
+            edits.append(_statement_removal(statement, locator, text))
+        else:
+            edits.extend(_alias_removal(statement, alias, locator) for alias in dead)
+    if not edits:
+        return text
+    new_text = apply_edits(text, edits)
+    return new_text if _parses(new_text, path) else text
+
+
+def _bound_name(alias: ast.alias) -> str:
+    return alias.asname or alias.name.split(".")[0]
+
+
+def _names_in_dunder_all(tree: ast.Module) -> set[str]:
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in statement.targets):
+            if isinstance(statement.value, (ast.List, ast.Tuple)):
+                return {e.value for e in statement.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return set()
+
+
+def _statement_removal(statement: ast.stmt, locator: Locator, text: str) -> Edit:
+    start = locator.offset_from_ast(statement.lineno, statement.col_offset)
+    end = locator.offset_from_ast(statement.end_lineno, statement.end_col_offset)
+    line_start = locator.line_starts[statement.lineno - 1]
+    next_row = statement.end_lineno
+    line_end = locator.line_starts[next_row] if next_row < len(locator.line_starts) else len(text)
+    before = text[line_start:start]
+    after = text[end:line_end]
+    if before.strip() == "" and after.strip() == "":
+        return Edit(line_start, line_end, "")
+    # Shares its line with other code (``import a; x()``) or sits in a block alone: keep the block valid.
+    return Edit(start, end, "pass")
+
+
+def _alias_removal(statement: ast.stmt, alias: ast.alias, locator: Locator) -> Edit:
+    names = statement.names
+    index = names.index(alias)
+    start = locator.offset_from_ast(alias.lineno, alias.col_offset)
+    end = locator.offset_from_ast(alias.end_lineno, alias.end_col_offset)
+    if index + 1 < len(names):
+        following = names[index + 1]
+        return Edit(start, locator.offset_from_ast(following.lineno, following.col_offset), "")
+    previous = names[index - 1]
+    return Edit(locator.offset_from_ast(previous.end_lineno, previous.end_col_offset), end, "")

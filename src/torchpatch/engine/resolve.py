@@ -1,0 +1,258 @@
+"""Name resolution as Python does it: imports, aliases, scopes and shadowing, without executing anything."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+Position = tuple[int, int]  # (row, ast column) — only compared, never shown
+
+_FALLBACK_EXCEPTIONS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"})
+_MAX_ALIAS_DEPTH = 16
+
+
+@dataclass
+class Binding:
+    """One assignment of a name: to a qualified name, to an alias expression, or to something unknown."""
+
+    name: str
+    position: Position  # where the binding takes effect (the end of its statement)
+    qualname: str | None = None
+    alias_of: ast.expr | None = None  # ``fn = torch.load`` keeps the expression, resolved lazily
+    scope: "Scope | None" = None
+    fallback: bool = False  # made inside ``except ImportError:`` — the path old releases take
+    import_node: ast.stmt | None = None
+    import_alias: ast.alias | None = None
+
+
+@dataclass
+class Scope:
+    kind: str  # module, class, function
+    parent: "Scope | None"
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    global_names: set[str] = field(default_factory=set)
+    nonlocal_names: set[str] = field(default_factory=set)
+
+    def bind(self, binding: Binding) -> None:
+        binding.scope = self
+        self.bindings.setdefault(binding.name, []).append(binding)
+
+    @property
+    def module(self) -> "Scope":
+        scope = self
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+
+def _end(node: ast.AST) -> Position:
+    return (node.end_lineno or node.lineno, node.end_col_offset or 0)
+
+
+def _store_names(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _store_names(element)]
+    if isinstance(target, ast.Starred):
+        return _store_names(target.value)
+    return []
+
+
+def _is_chain(expr: ast.expr) -> bool:
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return isinstance(expr, ast.Name)
+
+
+def chain_root(expr: ast.expr) -> str | None:
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(isinstance(t, ast.Name) and t.id in _FALLBACK_EXCEPTIONS for t in types)
+
+
+class ScopeTree:
+    """Pass 1 over the statements: every binding of every scope, and the scope of each function body."""
+
+    def __init__(self, module: ast.Module) -> None:
+        self.module_scope = Scope("module", None)
+        self.scope_of: dict[int, Scope] = {}  # id(FunctionDef/ClassDef/Lambda) -> its scope
+        self.imports: list[tuple[ast.stmt, Scope]] = []
+        self._fallback_depth = 0
+        self._visit_body(module.body, self.module_scope)
+
+    # -- pass 1 -------------------------------------------------------------------------------
+    def _bind(self, scope: Scope, name: str, node: ast.AST, **kwargs) -> None:
+        target = scope
+        if scope.kind == "function" and name in scope.global_names:
+            target = scope.module
+        target.bind(Binding(name=name, position=_end(node), fallback=self._fallback_depth > 0, **kwargs))
+
+    def _visit_body(self, body: list[ast.stmt], scope: Scope) -> None:
+        for statement in body:
+            self._visit_statement(statement, scope)
+
+    def _visit_statement(self, node: ast.stmt, scope: Scope) -> None:
+        if isinstance(node, ast.Import):
+            self.imports.append((node, scope))
+            for alias in node.names:
+                if alias.asname:
+                    self._bind(scope, alias.asname, node, qualname=alias.name, import_node=node, import_alias=alias)
+                else:
+                    root = alias.name.split(".")[0]
+                    self._bind(scope, root, node, qualname=root, import_node=node, import_alias=alias)
+        elif isinstance(node, ast.ImportFrom):
+            self.imports.append((node, scope))
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                qualname = f"{node.module}.{alias.name}" if node.module and not node.level else None
+                self._bind(scope, alias.asname or alias.name, node, qualname=qualname, import_node=node, import_alias=alias)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self._bind(scope, node.name, node)
+            inner = Scope("function", scope)
+            self.scope_of[id(node)] = inner
+            arguments = node.args
+            for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]:
+                if arg is not None:
+                    inner.bind(Binding(name=arg.arg, position=(0, 0)))
+            self._prescan_declarations(node.body, inner)
+            self._visit_body(node.body, inner)
+        elif isinstance(node, ast.ClassDef):
+            self._bind(scope, node.name, node)
+            inner = Scope("class", scope)
+            self.scope_of[id(node)] = inner
+            self._visit_body(node.body, inner)
+        elif isinstance(node, ast.Assign):
+            single = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            for target in node.targets:
+                for name in _store_names(target):
+                    alias = node.value if single and _is_chain(node.value) else None
+                    self._bind(scope, name, node, alias_of=alias)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            if isinstance(node.target, ast.Name) and (not isinstance(node, ast.AnnAssign) or node.value is not None or scope.kind == "function"):
+                value = getattr(node, "value", None)
+                alias = value if isinstance(node, ast.AnnAssign) and value is not None and _is_chain(value) else None
+                self._bind(scope, node.target.id, node, alias_of=alias)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            for name in _store_names(node.target):
+                self._bind(scope, name, node.target)
+            self._visit_body(node.body, scope)
+            self._visit_body(node.orelse, scope)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    for name in _store_names(item.optional_vars):
+                        self._bind(scope, name, item.optional_vars)
+            self._visit_body(node.body, scope)
+        elif isinstance(node, (ast.If, ast.While)):
+            self._visit_body(node.body, scope)
+            self._visit_body(node.orelse, scope)
+        elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            self._visit_body(node.body, scope)
+            for handler in node.handlers:
+                if handler.name:
+                    self._bind(scope, handler.name, handler)
+                fallback = _catches_import_error(handler)
+                self._fallback_depth += fallback
+                self._visit_body(handler.body, scope)
+                self._fallback_depth -= fallback
+            self._visit_body(node.orelse, scope)
+            self._visit_body(node.finalbody, scope)
+        elif isinstance(node, ast.Match):
+            for case in node.cases:
+                for name in _pattern_names(case.pattern):
+                    self._bind(scope, name, case.pattern)
+                self._visit_body(case.body, scope)
+        elif isinstance(node, ast.Global):
+            scope.global_names.update(node.names)
+        elif isinstance(node, ast.Nonlocal):
+            scope.nonlocal_names.update(node.names)
+
+    def _prescan_declarations(self, body: list[ast.stmt], scope: Scope) -> None:
+        """``global x`` anywhere in a function applies to the whole function."""
+        for statement in body:
+            if isinstance(statement, ast.Global):
+                scope.global_names.update(statement.names)
+
+    # -- lookups --------------------------------------------------------------------------------
+    def lookup(self, name: str, scope: Scope, position: Position, depth: int = 0) -> str | None:
+        """The qualified name a Name refers to at a position, or None when it is not an import."""
+        binding = self.binding_for(name, scope, position)
+        return self.binding_qualname(binding, depth) if binding else None
+
+    def binding_for(self, name: str, scope: Scope, position: Position) -> Binding | None:
+        current: Scope | None = scope
+        ordered = True  # module and class bodies run top to bottom; a function runs after them
+        while current is not None:
+            if current.kind == "function" and name in current.global_names:
+                current = current.module
+                ordered = False
+                continue
+            bindings = current.bindings.get(name)
+            if bindings:
+                return _choose(bindings, position if ordered else None)
+            if current.kind in ("function", "lambda"):
+                ordered = False
+            parent = current.parent
+            # A class body's names are not visible inside its methods.
+            while parent is not None and parent.kind == "class" and current.kind != "class":
+                parent = parent.parent
+            current = parent
+        return None
+
+    def binding_qualname(self, binding: Binding, depth: int = 0) -> str | None:
+        if binding.alias_of is None:
+            return binding.qualname
+        if depth > _MAX_ALIAS_DEPTH or binding.scope is None:
+            return None
+        return self.qualname(binding.alias_of, binding.scope, binding.position, depth + 1)
+
+    def qualname(self, expr: ast.expr, scope: Scope, position: Position | None = None, depth: int = 0) -> str | None:
+        parts: list[str] = []
+        while isinstance(expr, ast.Attribute):
+            parts.append(expr.attr)
+            expr = expr.value
+        if not isinstance(expr, ast.Name):
+            return None
+        base = self.lookup(expr.id, scope, position or (expr.lineno, expr.col_offset), depth)
+        if base is None:
+            return None
+        if parts:
+            return base + "." + ".".join(reversed(parts))
+        return base
+
+
+def _choose(bindings: list[Binding], position: Position | None) -> Binding | None:
+    """The binding in effect: the last one before the use (or the last of all, for code that runs later).
+
+    A binding made in an ``except ImportError:`` handler is the fallback for old releases; the
+    binding from the ``try`` body is what runs on the releases we migrate to.
+    """
+    visible = bindings if position is None else [b for b in bindings if b.position <= position]
+    if not visible:
+        # Used before bound at module level (or a function-scope local used before assignment).
+        visible = bindings if position is None or bindings[0].position == (0, 0) else []
+        if not visible:
+            return None
+    preferred = [b for b in visible if not b.fallback]
+    return (preferred or visible)[-1]
+
+
+def _pattern_names(pattern: ast.AST) -> list[str]:
+    names = []
+    for node in ast.walk(pattern):
+        name = getattr(node, "name", None)
+        if isinstance(name, str):
+            names.append(name)
+        rest = getattr(node, "rest", None)
+        if isinstance(rest, str):
+            names.append(rest)
+    return names

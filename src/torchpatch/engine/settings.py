@@ -1,0 +1,102 @@
+"""Which rules run, for which releases: the resolved form of CLI options and configuration."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from torchpatch.rules import all_rules
+from torchpatch.rules.base import Rule
+from torchpatch.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version
+
+#: TorchFix codes → ours, so ``--select TOR102`` and ``# noqa: TOR102`` keep working.
+TORCHFIX_REDIRECTS: dict[str, tuple[str, ...]] = {}
+
+
+def torchfix_redirects() -> dict[str, tuple[str, ...]]:
+    if not TORCHFIX_REDIRECTS:
+        for rule in all_rules():
+            for code in rule.torchfix_codes:
+                TORCHFIX_REDIRECTS.setdefault(code, ())
+                TORCHFIX_REDIRECTS[code] += (rule.code,)
+    return TORCHFIX_REDIRECTS
+
+
+class SelectionError(ValueError):
+    pass
+
+
+def expand_selector(selector: str, rules: tuple[type[Rule], ...]) -> set[str]:
+    """Codes matched by a selector: ALL, a code, a prefix (TP3, TP30), a rule name or a TorchFix code."""
+    key = selector.strip()
+    upper = key.upper()
+    if upper == "ALL":
+        return {rule.code for rule in rules}
+    redirects = torchfix_redirects()
+    if upper.startswith("TOR"):
+        matched = {code for tor, codes in redirects.items() if tor.startswith(upper) for code in codes}
+        if matched:
+            return matched
+    matched = {rule.code for rule in rules if rule.code.startswith(upper) or rule.name == key.lower()}
+    if not matched:
+        raise SelectionError(f"unknown rule selector {selector!r}")
+    return matched
+
+
+@dataclass
+class Settings:
+    target: Version = NEWEST_KNOWN
+    min_torch: Version = OLDEST_KNOWN
+    min_torch_source: str = "default"
+    select: list[str] | None = None
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] | None = None
+    extend_exclude: list[str] = field(default_factory=list)
+    project_root: Path | None = None
+
+    def enabled_codes(self) -> set[str]:
+        rules = all_rules()
+        if self.select is None:
+            codes = {rule.code for rule in rules if not rule.opt_in}
+        else:
+            codes = set()
+            for selector in self.select:
+                codes |= _explicit(selector, rules)
+        for selector in self.extend_select:
+            codes |= _explicit(selector, rules)
+        for selector in self.ignore:
+            codes -= expand_selector(selector, rules)
+        return codes
+
+    def rules_for(self, path: Path) -> list[Rule]:
+        codes = self.enabled_codes()
+        if self.per_file_ignores:
+            relative = _relative(path, self.project_root)
+            for pattern, selectors in self.per_file_ignores.items():
+                if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(path.name, pattern):
+                    for selector in selectors:
+                        codes -= expand_selector(selector, all_rules())
+        return [rule() for rule in all_rules() if rule.code in codes and rule.since() <= self.target]
+
+    def validate(self) -> None:
+        rules = all_rules()
+        for selector in [*(self.select or []), *self.extend_select, *self.ignore,
+                         *(s for selectors in self.per_file_ignores.values() for s in selectors)]:
+            expand_selector(selector, rules)
+        if self.min_torch > self.target:
+            raise SelectionError(f"min-torch {self.min_torch} is newer than target-torch {self.target}")
+
+
+def _explicit(selector: str, rules: tuple[type[Rule], ...]) -> set[str]:
+    """Opt-in rules are enabled by ALL, their exact code, or a prefix — like any other rule."""
+    return expand_selector(selector, rules)
+
+
+def _relative(path: Path, root: Path | None) -> str:
+    try:
+        return path.resolve().relative_to((root or Path.cwd()).resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()

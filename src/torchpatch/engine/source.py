@@ -1,0 +1,228 @@
+"""Reading Python files and notebooks into text with positions, keeping every byte we will write back."""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+import io
+import json
+import re
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+# IPython syntax that is not Python: line magics, shell escapes, help requests.
+_MAGIC_LINE = re.compile(r"^\s*(?:[%!]|\?|[\w.]+\?\??\s*$)|^\s*[\w.,\s]+=\s*[%!]")
+# Cell magics whose body is not Python at all.
+_FOREIGN_CELL_MAGIC = re.compile(
+    r"^%%(?!time\b|timeit\b|capture\b|prun\b|debug\b|python\b|python3\b|markdown\b)\w+"
+)
+
+
+CELL_MARKER = "# torchpatch-cell:{index}"
+MAGIC_MARKER = "# torchpatch-magic:{index}:{line}"
+_CELL_MARKER_LINE = re.compile(r"^# torchpatch-cell:(\d+)$")
+_MAGIC_MARKER_LINE = re.compile(r"^\s*# torchpatch-magic:(\d+):(\d+)$")
+
+
+class UnreadableFile(Exception):
+    """A file that cannot be decoded or is not a valid notebook; the message is the reason."""
+
+
+class Locator:
+    """Converts between character offsets and (row, column): 1-based rows, 0-based character columns."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.line_starts = [0] + [match.end() for match in _LINE_BREAK.finditer(text)]
+
+    def offset(self, row: int, column: int) -> int:
+        return self.line_starts[row - 1] + column
+
+    def offset_from_ast(self, row: int, utf8_column: int) -> int:
+        """ast columns count UTF-8 bytes of the line; ours count characters."""
+        start = self.line_starts[row - 1]
+        end = self.line_starts[row] if row < len(self.line_starts) else len(self.text)
+        line = self.text[start:end]
+        if line.isascii():
+            return start + utf8_column
+        return start + len(line.encode("utf-8")[:utf8_column].decode("utf-8", "replace"))
+
+    def position(self, offset: int) -> tuple[int, int]:
+        row = bisect.bisect_right(self.line_starts, offset)
+        return row, offset - self.line_starts[row - 1]
+
+    def line(self, row: int) -> str:
+        start = self.line_starts[row - 1]
+        end = self.line_starts[row] if row < len(self.line_starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+
+@dataclass
+class Cell:
+    """One code cell of a notebook, placed in the notebook's combined Python text."""
+
+    index: int  # 0-based index in the notebook's cells
+    number: int  # 1-based among all cells, as Jupyter shows it
+    first_row: int  # 1-based row of the cell's first line in the combined text
+    row_count: int
+    original_lines: list[str]  # the cell's source lines as stored (magics included)
+
+
+@dataclass
+class Source:
+    """A file's text as torchpatch sees it, and what is needed to write it back unchanged."""
+
+    path: Path
+    text: str  # Python text (for notebooks: code cells joined, magics blanked)
+    encoding: str = "utf-8"
+    bom: bool = False
+    cells: list[Cell] = field(default_factory=list)
+    notebook: dict | None = None
+    notebook_raw: str | None = None
+
+    @property
+    def is_notebook(self) -> bool:
+        return self.notebook is not None
+
+    def cell_of_row(self, row: int) -> tuple[Cell, int] | None:
+        """The notebook cell holding a row of the combined text, and the row inside that cell."""
+        for cell in self.cells:
+            if cell.first_row <= row < cell.first_row + max(cell.row_count, 1):
+                return cell, row - cell.first_row + 1
+        return None
+
+
+def read_source(path: Path) -> Source:
+    data = path.read_bytes()
+    if path.suffix == ".ipynb":
+        return _read_notebook(path, data)
+    text, encoding, bom = decode_python(data)
+    return Source(path=path, text=text, encoding=encoding, bom=bom)
+
+
+def decode_python(data: bytes) -> tuple[str, str, bool]:
+    """Decode Python source the way the interpreter does (BOM, PEP 263 cookie), keeping line endings."""
+    if b"\x00" in data[:8192]:
+        raise UnreadableFile("binary file (contains NUL bytes)")
+    bom = data.startswith(codecs.BOM_UTF8)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        raise UnreadableFile(f"bad encoding declaration: {error}") from None
+    body = data[len(codecs.BOM_UTF8):] if bom else data
+    codec = "utf-8" if encoding == "utf-8-sig" else encoding
+    try:
+        text = body.decode(codec)
+    except (UnicodeDecodeError, LookupError) as error:
+        raise UnreadableFile(f"not valid {codec}: {error}") from None
+    return text, codec, bom
+
+
+def encode_python(source: Source, text: str) -> bytes:
+    data = text.encode(source.encoding)
+    return codecs.BOM_UTF8 + data if source.bom else data
+
+
+def _read_notebook(path: Path, data: bytes) -> Source:
+    try:
+        raw = data.decode("utf-8-sig")
+        notebook = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UnreadableFile(f"invalid notebook JSON: {error}") from None
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        raise UnreadableFile("invalid notebook: no 'cells' list")
+    language = (notebook.get("metadata") or {}).get("language_info", {}).get("name", "python")
+    if isinstance(language, str) and language.lower() not in ("python", "python3", "ipython"):
+        raise UnreadableFile(f"notebook language is {language!r}, not Python")
+    parts: list[str] = []
+    cells: list[Cell] = []
+    row = 1
+    for index, cell in enumerate(notebook["cells"]):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        lines = _cell_lines(cell.get("source", ""))
+        python_lines = python_lines_of_cell(lines, index)
+        parts.append(CELL_MARKER.format(index=index))
+        cells.append(Cell(index=index, number=index + 1, first_row=row + 1, row_count=len(python_lines), original_lines=lines))
+        parts.extend(python_lines)
+        row += 1 + len(python_lines)
+    return Source(path=path, text="\n".join(parts) + ("\n" if parts else ""), cells=cells, notebook=notebook, notebook_raw=raw)
+
+
+def _cell_lines(source: object) -> list[str]:
+    if isinstance(source, list):
+        text = "".join(str(part) for part in source)
+    else:
+        text = str(source)
+    return text.split("\n") if text else []
+
+
+def python_lines_of_cell(lines: list[str], index: int) -> list[str]:
+    """The cell's lines with IPython-only lines replaced by comments that say where they came from.
+
+    A comment keeps rows aligned, is valid at any indentation, and lets a fixed notebook get its
+    magics back unchanged.
+    """
+    if lines and _FOREIGN_CELL_MAGIC.match(lines[0]):
+        return [MAGIC_MARKER.format(index=index, line=number) for number in range(len(lines))]
+    return [MAGIC_MARKER.format(index=index, line=number) if _MAGIC_LINE.match(line) else line
+            for number, line in enumerate(lines)]
+
+
+def notebook_with_text(source: Source, text: str) -> str | None:
+    """The notebook JSON after its combined Python text became ``text``; None when no cell changed."""
+    assert source.notebook is not None and source.notebook_raw is not None
+    by_index: dict[int, list[str]] = {}
+    current: list[str] | None = None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the combined text, not a line of the last cell
+    for line in lines:
+        marker = _CELL_MARKER_LINE.match(line)
+        if marker:
+            current = by_index.setdefault(int(marker.group(1)), [])
+            continue
+        if current is not None:
+            current.append(line)
+    changed = False
+    cells = source.notebook["cells"]
+    for cell in source.cells:
+        new_lines = by_index.get(cell.index)
+        if new_lines is None:
+            return None  # the structure is gone: refuse rather than guess
+        restored = []
+        for line in new_lines:
+            magic = _MAGIC_MARKER_LINE.match(line)
+            if magic and int(magic.group(1)) == cell.index:
+                restored.append(cell.original_lines[int(magic.group(2))])
+            else:
+                restored.append(line)
+        if restored == cell.original_lines:
+            continue
+        changed = True
+        new_text = "\n".join(restored)
+        original = cells[cell.index].get("source", "")
+        if isinstance(original, list):
+            cells[cell.index]["source"] = [line + "\n" for line in restored[:-1]] + ([restored[-1]] if restored and restored[-1] else [])
+        else:
+            cells[cell.index]["source"] = new_text
+    if not changed:
+        return None
+    return dump_notebook(source.notebook, source.notebook_raw)
+
+
+def dump_notebook(notebook: dict, raw: str) -> str:
+    """JSON in the notebook's own layout: its indent, its key order, its trailing newline."""
+    indent_match = re.search(r"^( +|\t+)\S", raw, re.MULTILINE)
+    indent: int | str | None = None
+    if indent_match:
+        token = indent_match.group(1)
+        indent = token if token.startswith("\t") else len(token)
+    ascii_only = "\\u" in raw and raw.isascii()
+    text = json.dumps(notebook, indent=indent, ensure_ascii=ascii_only)
+    if raw.endswith("\n"):
+        text += "\n"
+    return text

@@ -1,0 +1,1 @@
+"""Output formats for ``torchpatch check``: full, concise, json, github, sarif."""

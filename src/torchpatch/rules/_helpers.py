@@ -1,0 +1,99 @@
+"""Small pure helpers for rules: reading call arguments and building minimal edits."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from torchpatch.rules.base import Edit
+
+
+def keyword(call: ast.Call, name: str) -> ast.keyword | None:
+    for item in call.keywords:
+        if item.arg == name:
+            return item
+    return None
+
+
+def has_star_args(call: ast.Call) -> bool:
+    """``*args`` or ``**kwargs``: the call's real arguments are not visible."""
+    return any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords)
+
+
+def has_double_star(call: ast.Call) -> bool:
+    return any(k.arg is None for k in call.keywords)
+
+
+def literal(node: ast.AST | None):
+    """The value of a literal (True, 3, "x", (-1, 0)), or raise ValueError."""
+    if node is None:
+        raise ValueError("no value")
+    return ast.literal_eval(node)
+
+
+def is_literal(node: ast.AST | None, value) -> bool:
+    try:
+        found = literal(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return type(found) is type(value) and found == value
+
+
+def _open_paren(ctx, call: ast.Call) -> int:
+    """Offset just after the call's opening parenthesis."""
+    position = ctx.end(call.func)
+    index = ctx.text.index("(", position)
+    return index + 1
+
+
+def arguments_end(ctx, call: ast.Call) -> int:
+    """Offset just after the last argument (or after the '(' when there is none)."""
+    items = [*call.args, *call.keywords]
+    if not items:
+        return _open_paren(ctx, call)
+    last = max(items, key=lambda node: (node.end_lineno, node.end_col_offset))
+    return ctx.end(last)
+
+
+def add_keyword(ctx, call: ast.Call, text: str) -> Edit:
+    """Insert ``text`` (e.g. ``weights_only=True``) as the call's last argument."""
+    position = arguments_end(ctx, call)
+    separator = ", " if [*call.args, *call.keywords] else ""
+    return Edit(position, position, f"{separator}{text}")
+
+
+def add_first_argument(ctx, call: ast.Call, text: str) -> Edit:
+    """Insert ``text`` as the first positional argument."""
+    position = _open_paren(ctx, call)
+    separator = ", " if [*call.args, *call.keywords] else ""
+    return Edit(position, position, f"{text}{separator}")
+
+
+def remove_argument(ctx, call: ast.Call, node: ast.AST) -> Edit:
+    """Delete one argument (positional or keyword) with its separating comma."""
+    items = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+    index = next(i for i, item in enumerate(items) if item is node)
+    start, end = ctx.start(node), ctx.end(node)
+    if index + 1 < len(items):
+        return Edit(start, ctx.start(items[index + 1]), "")
+    if index > 0:
+        previous_end = ctx.end(items[index - 1])
+        return Edit(previous_end, end, "")
+    # The only argument: also drop a trailing comma.
+    tail = re.match(r"\s*,", ctx.text[end:])
+    return Edit(start, end + (tail.end() if tail else 0), "")
+
+
+def replace_node(ctx, node: ast.AST, text: str) -> Edit:
+    return Edit(ctx.start(node), ctx.end(node), text)
+
+
+def dotted(expr: ast.AST) -> str | None:
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if isinstance(expr, ast.Name):
+        parts.append(expr.id)
+        return ".".join(reversed(parts))
+    return None

@@ -1,0 +1,106 @@
+"""The generic rule behind the API table: a reference to an old name, and the minimal edit to the new one."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from torchpatch.rules.api_table import ApiChange
+from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule
+
+
+class TableRule(Rule):
+    """Shared implementation; subclasses choose their rows."""
+
+    rows: dict[str, ApiChange] = {}
+
+    @classmethod
+    def examples_from_rows(cls) -> list[Invalid]:
+        examples = []
+        for row in cls.rows.values():
+            if row.example:
+                examples.append(Invalid(row.example, fixed=row.fixed))
+        return examples
+
+    def check_reference(self, ctx, reference):
+        row = self.rows.get(reference.qualname)
+        if row is None or row.since > ctx.target:
+            return
+        message = f"`{row.old}` is {row.phrase(ctx.target)}"
+        if row.new:
+            message += f"; use `{row.new}`"
+        if row.note:
+            message += f" ({row.note})"
+        fix = self._fix(ctx, reference, row)
+        node = reference.node
+        if reference.module_node is not None:
+            span = _module_span(ctx, reference.module_node)
+            yield ctx.diagnostic(span or node, message, fix)
+        else:
+            yield ctx.diagnostic(node, message, fix)
+
+    # -- fixes ------------------------------------------------------------------------------------
+    def _fix(self, ctx, reference, row: ApiChange) -> Fix | None:
+        if not row.new or row.fix == "none":
+            return None
+        edits = self._edits(ctx, reference, row)
+        if not edits:
+            return None
+        applicability = UNSAFE if row.fix == "unsafe" else ctx.applicability(needs=row.replacement_since)
+        note = ctx.needs_note(row.replacement_since)
+        obsolete = ()
+        if not reference.in_import and isinstance(reference.node, (ast.Name, ast.Attribute)):
+            root = reference.node
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            obsolete = (root.id,)
+        return Fix(message=f"Replace with `{row.new}`{note}", edits=edits, applicability=applicability,
+                   obsolete_names=obsolete)
+
+    def _edits(self, ctx, reference, row: ApiChange) -> list[Edit]:
+        node = reference.node
+        old_parent, _, old_leaf = row.old.rpartition(".")
+        new_parent, _, new_leaf = row.new.rpartition(".")
+        if reference.module_node is not None:
+            span = _module_span(ctx, reference.module_node)
+            if span is None:
+                return []
+            start, end = span
+            module_text = ctx.text[start:end]
+            if not module_text.startswith(row.old):
+                return []
+            return [Edit(start, start + len(row.old), row.new)]
+        if isinstance(node, ast.alias):
+            start, end = ctx.start(node), ctx.end(node)
+            statement = reference.statement
+            if isinstance(statement, ast.Import):
+                if not node.name.startswith(row.old):
+                    return []
+                if node.asname is None and row.kind == "module" and old_parent != new_parent:
+                    return []  # ``import a.b`` binds ``a``: uses elsewhere still say a.b
+                return [Edit(start, start + len(row.old), row.new)]
+            # from M import leaf [as alias]
+            if isinstance(statement, ast.ImportFrom) and statement.module == new_parent:
+                replacement = new_leaf if node.asname or new_leaf == old_leaf else f"{new_leaf} as {old_leaf}"
+                return [Edit(start, start + len(node.name), replacement)]
+            if isinstance(statement, ast.ImportFrom) and len(statement.names) == 1 and statement.level == 0:
+                local = node.asname or node.name
+                alias = "" if local == new_leaf else f" as {local}"
+                return [Edit(ctx.start(statement), ctx.end(statement), f"from {new_parent} import {new_leaf}{alias}")]
+            return []
+        if isinstance(node, ast.Attribute) and row.kind == "module" and old_parent == new_parent:
+            end = ctx.end(node)
+            return [Edit(end - len(node.attr), end, new_leaf)]
+        text, import_edits = ctx.name_for(row.new, row.new_module)
+        return [*import_edits, Edit(ctx.start(node), ctx.end(node), text)]
+
+
+_FROM = re.compile(r"from\s+([\w.]+)\s+import")
+
+
+def _module_span(ctx, statement: ast.ImportFrom) -> tuple[int, int] | None:
+    start = ctx.start(statement)
+    match = _FROM.match(ctx.text, start)
+    if match is None:
+        return None
+    return match.start(1), match.end(1)

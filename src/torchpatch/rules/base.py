@@ -1,0 +1,154 @@
+"""What a rule is: its code, versions, prose, examples, and the hooks the engine calls."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Iterable
+
+from torchpatch.versions import Version
+
+if TYPE_CHECKING:
+    from torchpatch.engine.checker import Context, Reference
+
+SAFE = "safe"
+UNSAFE = "unsafe"
+
+DOCS_URL = "https://github.com/torchpatch/torchpatch/blob/main/docs/rules/{name}.md"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace text[start:end] (character offsets) with content."""
+
+    start: int
+    end: int
+    content: str
+
+
+@dataclass
+class Fix:
+    message: str
+    edits: list[Edit]
+    applicability: str  # SAFE or UNSAFE
+    # Names the fix stopped using: their imports are removed afterwards if nothing else uses them.
+    obsolete_names: tuple[str, ...] = ()
+
+
+@dataclass
+class Diagnostic:
+    code: str
+    name: str
+    message: str
+    start: int  # character offsets into the checked text
+    end: int
+    fix: Fix | None = None
+    rule: "Rule | None" = None
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """An example the rule must flag; ``fixed`` is the exact text after ``--fix --unsafe-fixes``."""
+
+    code: str
+    fixed: str | None = None
+    min_torch: str | None = None  # the oldest release this example must support (affects fix safety)
+    target_torch: str | None = None
+
+
+@dataclass(frozen=True)
+class Valid:
+    code: str
+    min_torch: str | None = None
+    target_torch: str | None = None
+
+
+def example_code(example: "str | Valid | Invalid") -> str:
+    text = example if isinstance(example, str) else example.code
+    return textwrap.dedent(text).lstrip("\n")
+
+
+class Rule:
+    """Base class. Subclasses set the metadata and implement the hooks for what they watch.
+
+    The class docstring holds the prose a human must write, as Markdown with the headings
+    ``## What it does`` and ``## Why is this bad?``; the rest of the rule's page is rendered
+    from the metadata and examples.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]  # one line for tables
+    deprecated_in: ClassVar[Version | None] = None
+    removed_in: ClassVar[Version | None] = None
+    changed_in: ClassVar[Version | None] = None
+    replacement_since: ClassVar[Version | None] = None
+    fix_safety: ClassVar[str | None] = None  # SAFE / UNSAFE when a fix exists (UNSAFE may become SAFE per min-torch)
+    fix_safety_note: ClassVar[str] = ""
+    references: ClassVar[tuple[str, ...]] = ()
+    torchfix_codes: ClassVar[tuple[str, ...]] = ()
+    catalog_ids: ClassVar[tuple[str, ...]] = ()  # rows of shared/knowledge/pytorch-changes.md
+    opt_in: ClassVar[bool] = False
+
+    # What the engine dispatches on.
+    calls: ClassVar[frozenset[str]] = frozenset()
+    references_to: ClassVar[frozenset[str]] = frozenset()
+    methods: ClassVar[frozenset[str]] = frozenset()
+
+    VALID: ClassVar[list] = []
+    INVALID: ClassVar[list] = []
+
+    # -- hooks ----------------------------------------------------------------------------------
+    def check_call(self, ctx: "Context", call: ast.Call, qualname: str) -> Iterable[Diagnostic]:
+        return ()
+
+    def check_reference(self, ctx: "Context", reference: "Reference") -> Iterable[Diagnostic]:
+        return ()
+
+    def check_method_call(self, ctx: "Context", call: ast.Call) -> Iterable[Diagnostic]:
+        return ()
+
+    # -- metadata helpers -------------------------------------------------------------------------
+    @classmethod
+    def since(cls) -> Version:
+        """The release where the change first matters: a rule applies when this is <= the target."""
+        versions = [ver for ver in (cls.deprecated_in, cls.changed_in, cls.removed_in) if ver is not None]
+        return min(versions)
+
+    @classmethod
+    def url(cls) -> str:
+        return DOCS_URL.format(name=cls.name)
+
+    @classmethod
+    def prose(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def kind(cls) -> str:
+        if cls.removed_in is not None:
+            return "removed"
+        if cls.deprecated_in is not None:
+            return "deprecated"
+        return "changed"
+
+    @classmethod
+    def version_phrase(cls, target: Version) -> str:
+        """'deprecated since PyTorch 2.4', 'removed in 2.11', … as of the target release."""
+        if cls.removed_in is not None and cls.removed_in <= target:
+            if cls.deprecated_in is not None:
+                return f"deprecated in PyTorch {cls.deprecated_in}, removed in {cls.removed_in}"
+            return f"removed in PyTorch {cls.removed_in}"
+        if cls.deprecated_in is not None:
+            tail = f", removed in {cls.removed_in}" if cls.removed_in is not None else ""
+            return f"deprecated since PyTorch {cls.deprecated_in}{tail}"
+        return f"changed in PyTorch {cls.changed_in}"
+
+
+@dataclass
+class RuleSet:
+    rules: list[Rule] = field(default_factory=list)
+
+    def __iter__(self):
+        return iter(self.rules)

@@ -1,0 +1,30 @@
+"""TP201: deprecated PyTorch names and modules that still work (rows of the API table)."""
+
+from __future__ import annotations
+
+from torchpatch.rules._table_rule import TableRule
+from torchpatch.rules.api_table import rows_where
+from torchpatch.rules.base import SAFE
+
+
+class DeprecatedApi(TableRule):
+    """
+    ## What it does
+    Flags uses and imports of deprecated PyTorch functions, classes and modules that still exist, as
+    listed in the API table (`src/torchpatch/rules/data/api_changes.toml`).
+
+    ## Why is this bad?
+    Deprecated names warn at run time and are removed in a later release; their replacements are
+    the supported path. Where the replacement is a plain rename or move, the fix applies it.
+    """
+
+    code = "TP201"
+    name = "deprecated-api"
+    summary = "A deprecated PyTorch API (with its replacement)"
+    rows = rows_where(removed=False)
+    deprecated_in = min(row.deprecated_in for row in rows.values())
+    fix_safety = SAFE
+    fix_safety_note = "Safe when the replacement exists at your minimum torch and behaves the same; unsafe otherwise."
+    references_to = frozenset(rows)
+    catalog_ids = tuple(sorted({row.catalog for row in rows.values()}))
+    INVALID = TableRule.examples_from_rows.__func__(type("Rows", (), {"rows": rows}))

@@ -1,0 +1,80 @@
+"""TP301: torch.load without an explicit weights_only."""
+
+from __future__ import annotations
+
+from torchpatch.rules._helpers import add_keyword, has_double_star, keyword
+from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule, Valid
+from torchpatch.versions import v
+
+
+class TorchLoadWithoutWeightsOnly(Rule):
+    """
+    ## What it does
+    Flags `torch.load(...)` calls that do not pass `weights_only=`.
+
+    ## Why is this bad?
+    Before PyTorch 2.6, `torch.load` unpickled with the full `pickle` module by default, so loading a
+    file could run arbitrary code; 2.4 and 2.5 warn about it (`FutureWarning`). From 2.6 the default
+    is `weights_only=True`, which refuses anything but tensors, containers and allowlisted types: a
+    checkpoint that pickled a custom class, an optimizer with unusual state or a NumPy array now fails
+    to load. Passing the argument explicitly makes the behaviour the same on every release and tells
+    readers which one you meant. On releases before 2.6 even `weights_only=True` was bypassable
+    (CVE-2025-32434), so untrusted files need torch >= 2.6 as well.
+
+    When `pickle_module=` is passed, torch keeps `weights_only=False` as the default; the call is
+    still reported, without a fix.
+    """
+
+    code = "TP301"
+    name = "torch-load-without-weights-only"
+    summary = "`torch.load` without `weights_only=` (default became True in 2.6)"
+    deprecated_in = v("2.4")
+    changed_in = v("2.6")
+    replacement_since = v("2.4")
+    fix_safety = UNSAFE
+    fix_safety_note = (
+        "Adding `weights_only=True` keeps tensors and state dicts loading, but a checkpoint that pickled "
+        "other objects will be refused: review what each call loads. Allowlist trusted classes with "
+        "`torch.serialization.safe_globals([...])` (2.5+) rather than passing `weights_only=False`."
+    )
+    references = (
+        "https://pytorch.org/docs/stable/generated/torch.load.html",
+        "https://github.com/advisories/GHSA-53q9-r3pm-6pq6",
+    )
+    torchfix_codes = ("TOR102",)
+    catalog_ids = ("sec.load-weights-only-default", "sec.cve-2025-32434")
+    calls = frozenset({"torch.load", "torch.serialization.load"})
+
+    VALID = [
+        'import torch\nstate = torch.load("model.pt", weights_only=True)\n',
+        'import torch\nobj = torch.load("trusted.pt", weights_only=False)  # noqa: TP302 (our own file)\n',
+        'import numpy as np\narray = np.load("x.npy")\n',
+        'from safetensors.torch import load\nstate = load(data)\n',
+        'import torch\ndef load(path):\n    return path\nload("x")\n',
+        'import torch\nopts = {"weights_only": True}\nstate = torch.load("m.pt", **opts)\n',
+    ]
+    INVALID = [
+        Invalid('import torch\nstate = torch.load("model.pt")\n',
+                fixed='import torch\nstate = torch.load("model.pt", weights_only=True)\n'),
+        Invalid('import torch as th\nstate = th.load(path, map_location="cpu")\n',
+                fixed='import torch as th\nstate = th.load(path, map_location="cpu", weights_only=True)\n'),
+        Invalid('from torch import load\nfn = load\nstate = fn(\n    "m.pt",\n    map_location="cpu",\n)\n',
+                fixed='from torch import load\nfn = load\nstate = fn(\n    "m.pt",\n    map_location="cpu", weights_only=True,\n)\n'),
+        Invalid('import pickle\nimport torch\nstate = torch.load("m.pt", pickle_module=pickle)\n'),
+    ]
+
+    def check_call(self, ctx, call, qualname):
+        if keyword(call, "weights_only") is not None or has_double_star(call):
+            return
+        phrase = f"the default became `weights_only=True` in PyTorch {self.changed_in}"
+        if ctx.min_torch < self.changed_in:
+            phrase += f" (full pickle before; your minimum is {ctx.min_torch})"
+        message = f"`torch.load` without `weights_only=`: {phrase}"
+        fix = None
+        if keyword(call, "pickle_module") is None:
+            fix = Fix(
+                message="Pass `weights_only=True` (changes what loads: only tensors and allowlisted types)",
+                edits=[add_keyword(ctx, call, "weights_only=True")],
+                applicability=UNSAFE,
+            )
+        yield ctx.diagnostic(call, message, fix)
