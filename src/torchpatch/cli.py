@@ -13,6 +13,7 @@ from torchpatch import __version__
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("check", "torchpatch.commands.check"),
     ("rule", "torchpatch.commands.rule"),
+    ("doctor", "torchpatch.doctor.command"),
 )
 
 EXIT_CLEAN = 0

@@ -1,0 +1,1 @@
+"""The environment doctor: inspect a PyTorch install (or plan one) and say exactly what to install."""

@@ -1,0 +1,160 @@
+"""Render a doctor diagnosis as text (`full`) or JSON (`json`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from torchpatch import platform_facts as facts
+from torchpatch.doctor.checks import Diagnosis, _release_of
+from torchpatch.doctor.probes import Environment
+from torchpatch.platform_facts import capability_text
+
+
+def _torch_json(env: Environment) -> dict[str, Any] | None:
+    torch = env.torch
+    if torch is None:
+        return None
+    release = _release_of(torch.version)
+    return {
+        "version": torch.version,
+        "build": torch.build,
+        "cuda": torch.cuda,
+        "hip": torch.hip,
+        "arch_list": list(torch.arch_list),
+        "cxx11_abi": torch.cxx11_abi,
+        "importable": torch.importable,
+        "import_error": torch.import_error or None,
+        "source": torch.source,
+        "known_release": str(release.version) if release else None,
+    }
+
+
+def _python_json(env: Environment, diagnosis: Diagnosis) -> dict[str, Any] | None:
+    if not env.python:
+        return None
+    release = diagnosis.plan_release or (_release_of(env.torch.version) if env.torch else None)
+    result: dict[str, Any] = {"version": env.python_text}
+    if release is not None:
+        result["torch_release"] = str(release.version)
+        result["supported_range"] = [".".join(map(str, release.python_min)), ".".join(map(str, release.python_max))]
+        result["supported"] = release.supports_python(env.python[:2])
+    return result
+
+
+def to_json(env: Environment, diagnosis: Diagnosis) -> dict[str, Any]:
+    plan = diagnosis.plan
+    return {
+        "mode": "planning" if env.planning else "inspect",
+        "python": _python_json(env, diagnosis),
+        "torch": _torch_json(env),
+        "gpus": [
+            {
+                "index": gpu.index,
+                "name": gpu.name,
+                "capability": f"{gpu.capability[0]}.{gpu.capability[1]}" if gpu.capability else None,
+                "arch": capability_text(gpu.capability) if gpu.capability else None,
+                "source": gpu.source,
+            }
+            for gpu in env.gpus
+        ],
+        "driver": {"version": env.driver, "source": env.driver_source or None},
+        "packages": [{"name": package.name, "version": package.version} for package in env.packages],
+        "extensions": [
+            {
+                "distribution": extension.distribution,
+                "path": extension.path,
+                "torch_symbols": len(extension.torch_symbols),
+                "missing_symbols": len(extension.missing_symbols),
+            }
+            for extension in env.extensions
+        ],
+        "plan": None
+        if plan is None
+        else {
+            "release": str(plan.release.version),
+            "version": plan.version,
+            "build": plan.build.tag,
+            "index_url": plan.build.index_url,
+            "driver_mode": plan.driver_mode,
+            "command": plan.command(diagnosis.companions),
+            "notes": list(plan.notes),
+        },
+        "findings": [finding.to_json() for finding in diagnosis.findings],
+        "notes": list(env.notes),
+    }
+
+
+def render_json(env: Environment, diagnosis: Diagnosis) -> str:
+    return json.dumps(to_json(env, diagnosis), indent=2)
+
+
+def _torch_line(env: Environment) -> str:
+    torch = env.torch
+    if torch is None:
+        return "not installed"
+    build = {"cpu": "CPU build", "cuda": f"CUDA {torch.cuda} build", "rocm": f"ROCm (HIP {torch.hip}) build", "xpu": "XPU build"}[torch.build]
+    abi = "" if torch.cxx11_abi is None else (", C++11 ABI" if torch.cxx11_abi else ", pre-C++11 ABI")
+    state = "imports" if torch.importable else "does NOT import"
+    line = f"{torch.version} ({build}{abi}; {state}, seen by {torch.source})"
+    if torch.arch_list:
+        line += f"\n{'':10}kernels for {' '.join(torch.arch_list)}"
+    return line
+
+
+def render_full(env: Environment, diagnosis: Diagnosis) -> str:
+    lines = ["torchpatch doctor" + (" — planning mode" if env.planning else "")]
+    lines.append("")
+    python = _python_json(env, diagnosis)
+    if python:
+        extra = ""
+        if "supported_range" in python:
+            low, high = python["supported_range"]
+            extra = f" (torch {python['torch_release']} ships wheels for {low}–{high})"
+        lines.append(f"{'Python':10}{python['version']}{extra}")
+    else:
+        lines.append(f"{'Python':10}not given")
+    if not env.planning:
+        lines.append(f"{'torch':10}{_torch_line(env)}")
+    if env.gpus:
+        for gpu in env.gpus:
+            cap = capability_text(gpu.capability) if gpu.capability else "capability unknown"
+            lines.append(f"{'GPU':10}{gpu.index}: {gpu.name} ({cap}; from {gpu.source})")
+    else:
+        lines.append(f"{'GPU':10}none" + ("" if env.planning else " found (no torch device, no nvidia-smi)"))
+    driver = f"{env.driver} (from {env.driver_source})" if env.driver else ("not given" if env.planning else "no NVIDIA driver found")
+    lines.append(f"{'Driver':10}{driver}")
+    if env.packages:
+        listed = ", ".join(f"{package.name} {package.version}" for package in env.packages)
+        lines.append(f"{'Packages':10}{listed}")
+    if env.extensions:
+        lines.append(f"{'Compiled':10}{len(env.extensions)} extension module(s) importing torch symbols")
+    for note in env.notes:
+        lines.append(f"{'Note':10}{note}")
+    plan = diagnosis.plan
+    if plan is not None:
+        lines.append("")
+        lines.append(f"Install   {plan.label}, CUDA driver: {plan.driver_mode}")
+        lines.append(f"  {plan.command(diagnosis.companions)}")
+        for note in plan.notes:
+            lines.append(f"  note: {note}")
+    if diagnosis.plan_reasons and plan is not None:
+        lines.append(f"  other builds: {'; '.join(diagnosis.plan_reasons)}")
+    lines.append("")
+    if diagnosis.findings:
+        lines.append("Findings")
+        for finding in diagnosis.findings:
+            lines.append(f"  {finding.code} {finding.severity:7} {finding.name}: {finding.message}")
+            if finding.fix:
+                lines.append(f"      fix: {finding.fix}")
+            for note in finding.notes:
+                lines.append(f"      note: {note}")
+        lines.append("")
+    problems = sum(1 for finding in diagnosis.findings if finding.severity in ("error", "warning"))
+    if problems:
+        lines.append(f"{problems} problem(s) found.")
+    else:
+        lines.append("No problems found." if not env.planning else "A build fits.")
+    known = facts.releases()
+    lines.append(f"(facts for torch {known[0].version}–{known[-1].version}: torchpatch/data/platform.toml)")
+    return "\n".join(lines)
