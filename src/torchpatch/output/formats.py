@@ -69,9 +69,15 @@ def _edit_json(fix: Fix, result: FileResult) -> list[dict]:
     text = result.fixed_text if result.fixed_text is not None else (result.original_text or "")
     locator = Locator(text)
     edits = []
+    source = result.source
     for edit in fix.edits:
         row, column = locator.position(edit.start)
         end_row, end_column = locator.position(edit.end)
+        if source is not None and source.is_notebook:
+            placed = source.cell_of_row(row)
+            if placed is not None:
+                cell, cell_row = placed
+                row, end_row = cell_row, end_row - row + cell_row
         edits.append({
             "content": edit.content,
             "location": {"row": row, "column": column + 1},

@@ -26,6 +26,8 @@ class TableRule(Rule):
         row = self.rows.get(reference.qualname)
         if row is None or row.since > ctx.target:
             return
+        if _imported_by_name(ctx, reference):
+            return  # ``from m import old`` is reported (and fixed) at the import; its uses follow it
         message = f"`{row.old}` is {row.phrase(ctx.target)}"
         if row.new:
             message += f"; use `{row.new}`"
@@ -93,6 +95,14 @@ class TableRule(Rule):
             return [Edit(end - len(node.attr), end, new_leaf)]
         text, import_edits = ctx.name_for(row.new, row.new_module)
         return [*import_edits, Edit(ctx.start(node), ctx.end(node), text)]
+
+
+def _imported_by_name(ctx, reference) -> bool:
+    node = reference.node
+    if reference.in_import or not isinstance(node, ast.Name):
+        return False
+    binding = ctx.scopes.binding_for(node.id, reference.scope, (node.lineno, node.col_offset))
+    return binding is not None and binding.import_alias is not None and binding.qualname == reference.qualname
 
 
 _FROM = re.compile(r"from\s+([\w.]+)\s+import")

@@ -1,0 +1,127 @@
+"""--fix keeps every byte it does not need to change: BOM, CRLF, tabs, comments, encodings, notebooks."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+from torchpatch.cli import main
+
+EXPORT = "torch.export.export_for_training"
+
+
+def run_fix(path: Path, *extra: str) -> int:
+    return main(["check", "--isolated", "--fix", "--output-format", "concise", *extra, str(path)])
+
+
+def test_bom_and_crlf_are_kept(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_bytes(b"\xef\xbb\xbfimport torch\r\nep = torch.export.export_for_training(m, (x,))\r\n")
+    assert run_fix(path) == 0
+    assert path.read_bytes() == b"\xef\xbb\xbfimport torch\r\nep = torch.export.export(m, (x,))\r\n"
+
+
+def test_tabs_comments_and_continuations_are_kept(tmp_path):
+    path = tmp_path / "m.py"
+    original = (
+        "import torch\n"
+        "if True:\n"
+        "\tep = torch.export.export_for_training(  # keep me\n"
+        "\t\tmodel, \\\n"
+        "\t\t(x,))   # and me\n"
+    )
+    path.write_text(original, newline="")
+    assert run_fix(path) == 0
+    assert path.read_text() == original.replace(EXPORT, "torch.export.export")
+
+
+def test_declared_encoding_is_kept(tmp_path):
+    path = tmp_path / "m.py"
+    source = "# -*- coding: latin-1 -*-\nimport torch\n# café\nep = torch.export.export_for_training(m, a)\n"
+    path.write_bytes(source.encode("latin-1"))
+    assert run_fix(path) == 0
+    assert path.read_bytes() == source.replace(EXPORT, "torch.export.export").encode("latin-1")
+
+
+def test_non_ascii_columns(tmp_path):
+    path = tmp_path / "m.py"
+    source = "import torch\nnom = 'é'; ep = torch.export.export_for_training(m, a)  # ünïcode\n"
+    path.write_text(source, encoding="utf-8")
+    assert run_fix(path) == 0
+    assert path.read_text(encoding="utf-8") == source.replace(EXPORT, "torch.export.export")
+
+
+def test_mode_is_kept_and_no_temp_files_left(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("import torch\nep = torch.export.export_for_training(m, a)\n")
+    os.chmod(path, 0o750)
+    assert run_fix(path) == 0
+    assert stat.S_IMODE(path.stat().st_mode) == 0o750
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.py"]
+
+
+def test_unsafe_fix_needs_the_flag(tmp_path):
+    path = tmp_path / "m.py"
+    original = 'import torch\nstate = torch.load("m.pt")\n'
+    path.write_text(original)
+    assert run_fix(path) == 1
+    assert path.read_text() == original
+    assert run_fix(path, "--unsafe-fixes") == 0
+    assert path.read_text() == 'import torch\nstate = torch.load("m.pt", weights_only=True)\n'
+
+
+def test_diff_writes_nothing(tmp_path, capsys):
+    path = tmp_path / "m.py"
+    original = "import torch\nep = torch.export.export_for_training(m, a)\n"
+    path.write_text(original)
+    assert main(["check", "--isolated", "--diff", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "-ep = torch.export.export_for_training(m, a)" in out
+    assert "+ep = torch.export.export(m, a)" in out
+    assert path.read_text() == original
+    assert main(["check", "--isolated", "--diff", str(tmp_path / "m.py"), "--select", "TP302"]) == 0
+
+
+def test_import_added_in_existing_style_when_missing(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text('"""Doc."""\nfrom torch.export import export_for_training\n\nep = export_for_training(m, a)\n')
+    assert run_fix(path) == 0
+    assert path.read_text() == '"""Doc."""\nfrom torch.export import export as export_for_training\n\nep = export_for_training(m, a)\n'
+
+
+def test_notebook_fix_keeps_outputs_metadata_and_layout(tmp_path):
+    notebook = {
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": ["# torch.load(x) in markdown\n"]},
+            {"cell_type": "code", "execution_count": 1, "metadata": {"tags": ["setup"]}, "outputs": [],
+             "source": ["%matplotlib inline\n", "import torch\n", "!nvidia-smi"]},
+            {"cell_type": "code", "execution_count": 2, "metadata": {},
+             "outputs": [{"output_type": "stream", "name": "stdout", "text": ["ok\n"]}],
+             "source": ["ep = torch.export.export_for_training(m, (x,))\n", "print(ep)"]},
+            {"cell_type": "code", "execution_count": 3, "metadata": {}, "outputs": [],
+             "source": "%%bash\necho torch.export.export_for_training\n"},
+        ],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }
+    path = tmp_path / "n.ipynb"
+    raw = json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+    path.write_text(raw, encoding="utf-8")
+    assert run_fix(path) == 0
+    expected = json.loads(raw)
+    expected["cells"][2]["source"][0] = "ep = torch.export.export(m, (x,))\n"
+    assert path.read_text(encoding="utf-8") == json.dumps(expected, indent=1, ensure_ascii=False) + "\n"
+
+
+def test_notebook_findings_carry_cell_numbers(tmp_path, capsys):
+    notebook = {"cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": "import torch\n%time x = 1"},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": "y = 1\nz = torch.load('m.pt')"},
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "n.ipynb"
+    path.write_text(json.dumps(notebook))
+    assert main(["check", "--isolated", "--output-format", "json", str(path)]) == 1
+    findings = json.loads(capsys.readouterr().out)
+    assert [(f["code"], f["cell"], f["location"]["row"], f["location"]["column"]) for f in findings] == [("TP301", 2, 2, 5)]

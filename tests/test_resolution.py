@@ -1,0 +1,72 @@
+"""Names are resolved as Python resolves them: aliases, from-imports, scopes, shadowing, fallbacks."""
+
+from __future__ import annotations
+
+import pytest
+
+LOAD = "TP301"
+
+
+def codes(result):
+    return [f.code for f in result.findings]
+
+
+@pytest.mark.parametrize("code", [
+    pytest.param('import torch\ntorch.load("m.pt")\n', id="plain"),
+    pytest.param('import torch as th\nth.load("m.pt")\n', id="import-as"),
+    pytest.param('from torch import load\nload("m.pt")\n', id="from-import"),
+    pytest.param('from torch import load as tl\ntl("m.pt")\n', id="from-import-as"),
+    pytest.param('import torch.serialization\ntorch.serialization.load("m.pt")\n', id="submodule"),
+    pytest.param('from torch import serialization as ser\nser.load("m.pt")\n', id="module-alias"),
+    pytest.param('def f():\n    import torch\n    return torch.load("m.pt")\n', id="import-in-function"),
+    pytest.param('import torch\nfn = torch.load\nfn("m.pt")\n', id="assigned-alias"),
+    pytest.param('import torch\nfn = torch.load\ng = fn\ng("m.pt")\n', id="alias-of-alias"),
+    pytest.param('def f():\n    return torch.load("m.pt")\nimport torch\n', id="module-import-after-function"),
+    pytest.param('import torch\nclass A:\n    def m(self):\n        return torch.load("m.pt")\n', id="method"),
+    pytest.param('import torch\nx = [torch.load(p) for p in paths]\n', id="comprehension"),
+    pytest.param('import torch\nf = lambda p: torch.load(p)\n', id="lambda"),
+    pytest.param('import torch\nif True:\n    for p in ps:\n        with open(p) as fh:\n            torch.load(fh)\n', id="nested-blocks"),
+    pytest.param('try:\n    import torch\nexcept ImportError:\n    torch = None\ntorch.load("m.pt")\n', id="optional-import"),
+    pytest.param('import torch\ndef f():\n    global torch\n    torch.load("m.pt")\n', id="global"),
+])
+def test_resolved_call_is_reported(lint, code):
+    assert codes(lint(code)) == [LOAD]
+
+
+@pytest.mark.parametrize("code", [
+    pytest.param('import numpy as np\nnp.load("x.npy")\n', id="numpy"),
+    pytest.param('from safetensors.torch import load\nload(data)\n', id="safetensors-torch"),
+    pytest.param('import safetensors.torch\nsafetensors.torch.load(data)\n', id="safetensors-module"),
+    pytest.param('import torch\ndef f(torch):\n    return torch.load("m.pt")\n', id="parameter-shadows"),
+    pytest.param('import torch\ndef f():\n    torch = Mock()\n    return torch.load("m.pt")\n', id="local-assignment-shadows"),
+    pytest.param('from torch import load\ndef load(p):\n    return p\nload("m.pt")\n', id="def-shadows"),
+    pytest.param('from torch import load\nload = pickle.load\nload(f)\n', id="reassigned"),
+    pytest.param('import torch\nclass A:\n    def m(self):\n        return self.torch.load("m.pt")\n', id="attribute-of-self"),
+    pytest.param('import torch\nx = "torch.load(p)"\n# torch.load(p)\n', id="string-and-comment"),
+    pytest.param('import torch\ndef f():\n    """torch.load("m.pt") in a docstring."""\n', id="docstring"),
+    pytest.param('import torch\nfrom unittest import mock\nwith mock.patch("torch.load"):\n    pass\n', id="mock-target"),
+    pytest.param('torch.load("m.pt")\n', id="never-imported"),
+    pytest.param('import torch\nx = [torch for torch in items]\ny = [torch.load(p) for torch in loaders]\n', id="comprehension-shadows"),
+    pytest.param('import torch\nf = lambda torch: torch.load(p)\n', id="lambda-shadows"),
+    pytest.param('from . import torch\ntorch.load("m.pt")\n', id="relative-import"),
+    pytest.param('import apex.amp as amp\nimport torch\nwith amp.autocast():\n    pass\n', id="apex"),
+])
+def test_look_alike_is_not_reported(lint, code):
+    assert codes(lint(code)) == []
+
+
+def test_try_import_fallback_uses_the_new_path(lint):
+    code = (
+        "try:\n"
+        "    from torch.distributed.tensor import DTensor\n"
+        "except ImportError:\n"
+        "    from torch.distributed._tensor import DTensor  # torch < 2.5\n"
+        "x = DTensor\n"
+    )
+    result = lint(code)
+    # The fallback import is reported (it is dead code once min-torch >= 2.5) but the use is not.
+    assert [(f.code, f.row) for f in result.findings] == [("TP201", 4)]
+
+
+def test_use_before_module_level_binding_is_not_resolved(lint):
+    assert codes(lint('torch.load("m.pt")\nimport torch\n')) == []
