@@ -1,0 +1,1 @@
+"""torchpatch audit: checkpoints examined statically, without unpickling or importing torch."""

@@ -1,0 +1,357 @@
+"""One checkpoint in, one report out: format, weights_only decision, verdict, allowlist, findings."""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+from torchpatch.audit import names
+from torchpatch.audit.formats import FORMAT_NAMES, Finding, Member, Opened, open_checkpoint
+from torchpatch.audit.pickle_scan import Call, Container, Global, Unresolved
+from torchpatch.audit.weights_only import MAGIC_NUMBER, PROTOCOL_VERSION, Emulator, Refusal, Rules, known_releases, rules_for
+from torchpatch.versions import Version
+
+MAX_NESTING = 4
+
+# Element sizes of the legacy storage classes torch.save names in persistent ids.
+_STORAGE_BYTES = {
+    "Double": 8, "Float": 4, "Half": 2, "Long": 8, "Int": 4, "Short": 2, "Char": 1, "Byte": 1,
+    "Bool": 1, "BFloat16": 2, "ComplexDouble": 16, "ComplexFloat": 8, "QInt8": 1, "QInt32": 4,
+    "QUInt8": 1, "QUInt4x2": 1, "QUInt2x4": 1, "Untyped": 1,
+}
+
+
+@dataclass
+class GlobalUse:
+    written: str
+    canonical: str
+    member: str
+    offset: int
+    status: str  # "allowlisted", "benign", "malicious"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"written": self.written, "canonical": self.canonical, "member": self.member, "offset": self.offset, "status": self.status}
+
+
+@dataclass
+class Report:
+    filename: str
+    format: str = "none"
+    verdict: str = "unreadable"
+    weights_only: str = "reject"
+    reason: str = ""
+    globals: list[GlobalUse] = field(default_factory=list)
+    allowlist: list[str] = field(default_factory=list)
+    allowlist_globals: list[str] = field(default_factory=list)
+    snippet: str = ""
+    findings: list[Finding] = field(default_factory=list)
+    torch_version: str = ""
+    needs_full_unpickler: bool = False
+
+
+def default_allowlist_union() -> frozenset[str]:
+    union: set[str] = set()
+    for version in known_releases():
+        union |= rules_for(version).allowlist
+    return frozenset(union)
+
+
+def audit_path(path: str, version: Version) -> Report:
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as stream:
+            return audit_stream(stream, size, path, version)
+    except OSError as error:
+        report = Report(path, torch_version=str(version))
+        report.reason = f"cannot read: {error.strerror or error}"
+        return report
+
+
+def audit_stream(stream: BinaryIO, size: int, filename: str, version: Version, depth: int = 0) -> Report:
+    rules = rules_for(version)
+    report = Report(filename, torch_version=str(version))
+    opened = open_checkpoint(stream, size)
+    report.format = opened.format
+    report.findings.extend(opened.findings)
+    judge = _Judge(report, depth, version)
+    for member in opened.members:
+        judge.member(member)
+    _check_storage_sizes(opened, report)
+    if opened.format == "none":
+        report.reason = opened.unreadable or "not a checkpoint"
+        return report
+    _decide(opened, report, rules, judge)
+    _advisories(opened, report, rules)
+    return report
+
+
+class _Judge:
+    """Decides which globals and calls in a pickle can run code (fail closed)."""
+
+    def __init__(self, report: Report, depth: int, version: Version) -> None:
+        self.report = report
+        self.depth = depth
+        self.version = version
+        self.torch_names = default_allowlist_union()
+        self.statuses: dict[str, str] = {}
+
+    def status(self, module: str, name: str) -> tuple[str, str | None]:
+        full = f"{module}.{name}"
+        if full in self.torch_names:
+            return "allowlisted", None
+        why = names.danger(module, name)
+        if why:
+            return "malicious", why
+        if full in names.BENIGN_FUNCTIONS or full in names.BENIGN_IN_DANGEROUS or names.is_class_like(name):
+            return "benign", None
+        return "malicious", f"{full} is a function torchpatch cannot prove harmless; it would run at load time"
+
+    def flag(self, member: Member, offset: int, message: str) -> None:
+        self.report.findings.append(Finding(member.name, offset, "malicious", "TPA001", message))
+
+    def member(self, member: Member) -> None:
+        scan = member.scan
+        nested_ok: set[int] = set()
+        for call in scan.calls:
+            if isinstance(call.func, Global) and call.func.full in names.NESTED_LOADERS:
+                if self.nested(member, call):
+                    nested_ok.add(id(call.func))
+        for glob in scan.globals:
+            canonical = names.canonical(glob.module, glob.name)
+            status, why = self.status(glob.module, glob.name)
+            if id(glob) in nested_ok:
+                status, why = "benign", None
+            self.report.globals.append(GlobalUse(glob.written, canonical, member.name, glob.offset, status))
+            if why:
+                alias = f" (written {glob.written})" if glob.written != canonical else ""
+                self.flag(member, glob.offset, f"global {canonical}{alias}: {why}")
+        for unresolved in scan.unresolved:
+            self.flag(member, unresolved.offset, f"{unresolved.why}: cannot be resolved to a literal name")
+        for call in scan.calls:
+            if not isinstance(call.func, Global) and not isinstance(call.func, Unresolved):
+                self.flag(member, call.offset, f"{call.opcode} calls {_kind(call.func)}, not a named global")
+        for target, offset in scan.builds:
+            if isinstance(target, Global):
+                self.flag(member, offset, f"BUILD sets attributes on the global {target.full} itself")
+        if scan.error:
+            severity = "error" if member.read_by_torch else "warning"
+            self.report.findings.append(Finding(member.name, scan.error_offset, severity, "TPA101",
+                                                f"pickle breaks at byte {scan.error_offset}: {scan.error} (everything before it would still run)"))
+
+    def nested(self, member: Member, call: Call) -> bool:
+        """Audit literal bytes handed to a loader; True when they are benign."""
+        args = call.args if isinstance(call.args, tuple) else ()
+        data = args[0] if args and isinstance(args[0], (bytes, bytearray)) else None
+        if data is None or self.depth >= MAX_NESTING:
+            return False
+        inner = audit_stream(io.BytesIO(bytes(data)), len(data), f"{member.name}@{call.offset}", self.version, self.depth + 1)
+        for finding in inner.findings:
+            if finding.severity == "malicious":
+                self.flag(member, call.offset, f"nested payload in {call.func.full}: {finding.message}")
+        if any(f.severity == "malicious" for f in inner.findings) or inner.verdict == "unreadable" and inner.format == "none":
+            return False
+        self.report.needs_full_unpickler = True
+        self.report.findings.append(Finding(member.name, call.offset, "warning", "TPA102",
+                                            f"{call.func.full} unpickles nested bytes with the full unpickler; the nested content is benign ({FORMAT_NAMES[inner.format]})"))
+        return True
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, Call):
+        return "the result of another call"
+    if isinstance(value, Container):
+        return f"a {value.kind}"
+    return f"a {type(value).__name__} value"
+
+
+def _decide(opened: Opened, report: Report, rules: Rules, judge: _Judge) -> None:
+    malicious = any(f.severity == "malicious" for f in report.findings)
+    torch_members = [m for m in opened.members if m.read_by_torch]
+    broken = opened.unreadable or any(m.scan.error for m in torch_members)
+    accepted, refusal = _emulate(opened, rules, frozenset(), report.filename)
+    report.weights_only = "accept" if accepted else "reject"
+    if malicious:
+        report.verdict = "malicious"
+        report.reason = next(f.message for f in report.findings if f.severity == "malicious")
+        if accepted:
+            report.reason += " (and torch.load(weights_only=True) would accept the file)"
+        return
+    if opened.format == "torchscript":
+        report.verdict = "needs-allowlist"
+        report.reason = ("TorchScript archive: its code runs on torch.jit.load; "
+                         + ("torch.load(weights_only=True) refuses it and no allowlist changes that" if rules.torchscript_refused
+                            else f"torch {rules.version}'s torch.load(weights_only=True) dispatches it to torch.jit.load and runs that code (CVE-2025-32434)"))
+        return
+    if broken and not accepted:
+        report.verdict = "unreadable"
+        report.reason = opened.unreadable or next((f"pickle {m.name} breaks: {m.scan.error}" for m in torch_members if m.scan.error), "unreadable")
+        return
+    if accepted:
+        report.verdict = "safe"
+        report.reason = f"torch {rules.version} loads it with weights_only=True as-is"
+        return
+    report.verdict = "needs-allowlist"
+    allowlist, dead_end, kinds = _infer_allowlist(opened, rules, report, judge)
+    if allowlist is not None and not report.needs_full_unpickler:
+        report.allowlist = allowlist
+        report.allowlist_globals = [name for name in allowlist if kinds[name] == "global"]
+        report.reason = f"benign, but torch {rules.version} refuses it: {refusal.message if refusal else opened.torch_error}; allowlisting {len(allowlist)} name(s) makes it load"
+        report.snippet = snippet(allowlist, kinds, report.filename)
+    else:
+        why = dead_end or (refusal.message if refusal else opened.torch_error) or "refused"
+        report.reason = f"benign, but no allowlist can make torch {rules.version} load it with weights_only=True: {why}; {_advice(opened, why)}"
+
+
+def _advice(opened: Opened, why: str) -> str:
+    if "SETITEM" in why:
+        return "re-save it with plain dicts (dict(d) instead of a defaultdict or dict subclass)"
+    if "Unsupported operand" in why:
+        return "re-save it with torch.save's default pickle protocol (2)"
+    if opened.format in ("tar", "pickle"):
+        return "load it once in a sandbox you trust and re-save it with torch.save, or convert it to safetensors"
+    if opened.format == "safetensors":
+        return "load it with safetensors.torch.load_file"
+    return "load it only if you trust its source, then re-save it as a plain state dict or safetensors"
+
+
+def _emulate(opened: Opened, rules: Rules, user: frozenset[str], filename: str) -> tuple[bool, Refusal | None]:
+    """Would torch.load(f, weights_only=True) accept the file? (accepted, refusal)."""
+    fmt = opened.format
+    if fmt == "safetensors":
+        routed = rules.safetensors_routed and filename.endswith(".safetensors")
+        if opened.unreadable:
+            return False, Refusal("structure", "safetensors", 0, opened.unreadable)
+        if routed:
+            return True, None
+        return False, Refusal("structure", "safetensors", 0, "torch.load only routes files named *.safetensors to safetensors" if rules.safetensors_routed
+                              else f"torch {rules.version}'s torch.load cannot read safetensors files")
+    if fmt == "torchscript":
+        if rules.torchscript_refused:
+            return False, Refusal("structure", "torchscript", 0, "Cannot use weights_only=True with TorchScript archives")
+        return True, None
+    if fmt == "tar":
+        return False, Refusal("structure", "tar", 0, "Cannot use weights_only=True with files saved in the legacy .tar format")
+    if opened.unreadable:
+        return False, Refusal("structure", "unreadable", 0, opened.unreadable)
+    if fmt == "torch-zip" and opened.torch_error:
+        return False, Refusal("structure", "zip", 0, opened.torch_error)
+    members = [m for m in opened.members if m.read_by_torch]
+    if not members:
+        return False, Refusal("structure", "empty", 0, "nothing for torch to unpickle")
+    try:
+        if fmt == "torch-zip":
+            prefix = members[0].name.rsplit("/", 1)[0] + "/"
+            emulator = Emulator(rules, user, lambda key: f"{prefix}data/{key}" in opened.records)
+            emulator.load(members[0].data, members[0].base)
+            return True, None
+        emulator = Emulator(rules, user)
+        values = []
+        for member in members:
+            value, _ = emulator.load(member.data, member.base)
+            values.append(value)
+            if fmt == "pickle" or (len(values) == 1 and value != MAGIC_NUMBER):
+                return False, Refusal("structure", "magic", member.base, "Invalid magic number; corrupt file? (not a torch checkpoint)")
+            if len(values) == 2 and value != PROTOCOL_VERSION:
+                return False, Refusal("structure", "protocol", member.base, f"Invalid protocol version: {value}")
+        if len(values) < 5:
+            return False, Refusal("structure", "truncated", 0, "legacy checkpoint ends before its five pickles")
+        return True, None
+    except Refusal as refusal:
+        return False, refusal
+
+
+def _infer_allowlist(opened: Opened, rules: Rules, report: Report, judge: _Judge) -> tuple[list[str] | None, str | None, dict[str, str]]:
+    """The smallest user allowlist that makes the emulated load succeed, or why none can."""
+    user: list[str] = []
+    kinds: dict[str, str] = {}
+    for _ in range(256):
+        accepted, refusal = _emulate(opened, rules, frozenset(user), report.filename)
+        if accepted:
+            return user, None, kinds
+        if refusal is None or refusal.kind not in ("global", "build"):
+            return None, refusal.message if refusal else None, kinds
+        name = refusal.detail
+        if refusal.kind == "build" and (name in ("?", "type", "function") or "." not in name and name not in ("set",)):
+            return None, f"{refusal.message} (a type only known at load time; nothing to allowlist)", kinds
+        module, _, attr = name.rpartition(".")
+        status, why = judge.status(module, attr) if refusal.kind == "global" else ("benign", None)
+        if status == "malicious":
+            return None, f"{name} can run code and must never be allowlisted ({why})", kinds
+        if name in user:
+            return None, refusal.message, kinds
+        user.append(name)
+        kinds[name] = refusal.kind
+    return None, "allowlist search did not converge", kinds
+
+
+def snippet(allowlist: list[str], kinds: dict[str, str], filename: str) -> str:
+    imports = {"torch"}
+    entries = []
+    local = []
+    for name in allowlist:
+        module, _, attr = name.rpartition(".")
+        if module == "__main__":
+            expression = attr
+            local.append(attr.split(".")[0])
+        else:
+            top_module = _importable_module(module)
+            imports.add(top_module)
+            expression = name
+        # The (obj, "name") form keys the entry by the name written in the pickle, so it works
+        # even when the object's __module__ differs (numpy.core vs numpy._core, __main__).
+        entries.append(f'({expression}, "{name}")' if kinds.get(name) == "global" else expression)
+    lines = [f"import {m}" for m in sorted(imports)]
+    for cls in sorted(set(local)):
+        lines.append(f"from your_module import {cls}  # the class that was __main__.{cls} when the file was saved")
+    lines.append("")
+    lines.append("with torch.serialization.safe_globals([")
+    lines.extend(f"    {entry}," for entry in entries)
+    lines.append("]):")
+    lines.append(f"    checkpoint = torch.load({filename!r}, weights_only=True)")
+    return "\n".join(lines)
+
+
+def _importable_module(module: str) -> str:
+    # A class path such as torch.nn.modules.linear.Linear.Inner: import the module part only.
+    parts = module.split(".")
+    while len(parts) > 1 and parts[-1][:1].isupper():
+        parts.pop()
+    return ".".join(parts)
+
+
+def _check_storage_sizes(opened: Opened, report: Report) -> None:
+    if opened.format != "torch-zip":
+        return
+    for member in opened.members:
+        if not member.read_by_torch:
+            continue
+        prefix = member.name.rsplit("/", 1)[0] + "/"
+        for persistent in member.scan.persistent:
+            pid = persistent.pid
+            if not (isinstance(pid, tuple) and len(pid) == 5 and isinstance(pid[1], Global) and isinstance(pid[4], int)):
+                continue
+            kind = pid[1].name.replace("Storage", "")
+            record = opened.records.get(f"{prefix}data/{pid[2]}")
+            if record is None or kind not in _STORAGE_BYTES:
+                continue
+            needed = pid[4] * _STORAGE_BYTES[kind]
+            if kind != "Untyped" and record.size < needed:
+                report.findings.append(Finding(member.name, persistent.offset, "error", "TPA103",
+                                               f"storage data/{pid[2]} declares {pid[4]} elements ({needed} bytes) but holds {record.size} bytes: "
+                                               "torch < 2.10 reads past the buffer (CVE-2026-24747)"))
+
+
+def _advisories(opened: Opened, report: Report, rules: Rules) -> None:  # noqa: ARG001
+    asked = Version.parse(report.torch_version)
+    if opened.format == "torchscript":
+        report.findings.append(Finding("", 0, "error" if asked < Version(2, 6) else "note", "TPA301",
+                                       "TorchScript archive: torch.jit.load runs its scripted code; before torch 2.6 "
+                                       "torch.load(weights_only=True) silently dispatched it to torch.jit.load (CVE-2025-32434)"))
+    elif asked < Version(2, 6):
+        report.findings.append(Finding("", 0, "warning", "TPA302",
+                                       f"torch {asked}: weights_only=True is not safe before 2.6 (CVE-2025-32434), and weights_only defaults to False"))
+    if asked < Version(2, 10) and opened.format in ("torch-zip", "legacy"):
+        report.findings.append(Finding("", 0, "warning", "TPA303",
+                                       f"torch {asked}: the weights_only unpickler allows SETITEM on non-dicts and trusts storage sizes (CVE-2026-24747, fixed in 2.10)"))

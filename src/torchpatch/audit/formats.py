@@ -1,0 +1,374 @@
+"""Checkpoint containers read the way ``torch.load`` reads them: zip (miniz), tar, legacy, pickle, safetensors."""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import tarfile
+import zlib
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from torchpatch.audit.pickle_scan import Scan, scan
+
+ZIP_MAGIC = b"PK\x03\x04"
+LEGACY_PICKLES = ("magic number", "protocol version", "sys_info", "object", "storage keys")
+# A pickle record bigger than this is not something torch.save writes; refuse to inflate it.
+MAX_PICKLE_RECORD = 1 << 30
+
+SAFETENSORS_DTYPES = {
+    "BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "F8_E8M0": 1, "I16": 2, "U16": 2,
+    "F16": 2, "BF16": 2, "I32": 4, "U32": 4, "F32": 4, "F64": 8, "I64": 8, "U64": 8, "C64": 8,
+    "F4": 0.5, "F6_E2M3": 0.75, "F6_E3M2": 0.75,
+}
+
+
+@dataclass
+class Finding:
+    member: str
+    offset: int
+    severity: str  # "malicious", "error", "warning" or "note"
+    code: str
+    message: str
+
+
+@dataclass
+class Member:
+    """One pickle inside the file: where it is, its bytes, and whether torch.load reads it."""
+
+    name: str
+    data: bytes
+    base: int
+    scan: Scan
+    read_by_torch: bool = True
+
+
+@dataclass
+class Record:
+    name: str
+    index: int
+    flags: int
+    method: int
+    crc: int
+    compressed_size: int
+    size: int
+    header_offset: int
+    data_offset: int = 0
+    local_name: str = ""
+
+
+@dataclass
+class Opened:
+    """A file as torch.load sees it."""
+
+    format: str
+    members: list[Member] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    records: dict[str, Record] = field(default_factory=dict)
+    unreadable: str | None = None
+    torch_error: str | None = None
+    safetensors_tensors: int = 0
+
+
+FORMAT_NAMES = {
+    "torch-zip": "torch zip",
+    "torchscript": "TorchScript archive",
+    "legacy": "legacy (non-zip) torch format",
+    "tar": "old tar torch format",
+    "pickle": "plain pickle",
+    "safetensors": "safetensors",
+    "none": "not a checkpoint",
+}
+
+
+def open_checkpoint(stream: BinaryIO, size: int) -> Opened:
+    """Decide the format from the leading bytes in torch.load's order, then read its pickles."""
+    head = stream.read(16)
+    stream.seek(0)
+    if head[:4] == ZIP_MAGIC:
+        return _open_zip(stream, size)
+    if _is_tar(stream):
+        return _open_tar(stream)
+    stream.seek(0)
+    safetensors = _open_safetensors(stream, size, head)
+    if safetensors is not None:
+        return safetensors
+    stream.seek(0)
+    return _open_pickles(stream)
+
+
+def _read_member(stream: BinaryIO, name: str, base: int, read_by_torch: bool = True) -> Member:
+    stream.seek(base)
+    result = scan(stream, 0)
+    stream.seek(base)
+    data = stream.read(max(result.end - base, 0))
+    return Member(name, data, base, result, read_by_torch)
+
+
+def _open_pickles(stream: BinaryIO) -> Opened:
+    first = _read_member(stream, LEGACY_PICKLES[0], 0)
+    if first.scan.error and not first.scan.globals and (not first.data or first.data[:1] != b"\x80"):
+        return Opened("none", unreadable="not a checkpoint: no torch or pickle signature in the leading bytes")
+    from torchpatch.audit.weights_only import MAGIC_NUMBER
+
+    if first.scan.error is None and first.scan.result == MAGIC_NUMBER:
+        opened = Opened("legacy", members=[first])
+        offset = first.scan.end
+        for role in LEGACY_PICKLES[1:]:
+            member = _read_member(stream, role, offset)
+            opened.members.append(member)
+            if member.scan.error:
+                break
+            offset = member.scan.end
+        return opened
+    first.name = "pickle"
+    opened = Opened("pickle", members=[first])
+    # torch.load runs the leading pickle to completion before it checks the magic number, so
+    # whatever it calls runs even though the load then fails.
+    opened.torch_error = "not a torch checkpoint: torch.load unpickles the leading pickle, then fails with 'Invalid magic number'"
+    return opened
+
+
+def _is_tar(stream: BinaryIO) -> bool:
+    # torch's _legacy_load tries tarfile.open(mode="r:") first; a valid first header is enough.
+    try:
+        with tarfile.open(fileobj=stream, mode="r:"):
+            return True
+    except (tarfile.TarError, EOFError, ValueError, OSError):
+        return False
+    finally:
+        stream.seek(0)
+
+
+def _open_tar(stream: BinaryIO) -> Opened:
+    opened = Opened("tar")
+    with tarfile.open(fileobj=stream, mode="r:") as tar:
+        for info in tar.getmembers():
+            if not info.isfile():
+                continue
+            if info.name not in ("sys_info", "pickle", "storages", "tensors"):
+                opened.findings.append(Finding(info.name, info.offset, "warning", "TPA203", f"unexpected tar member {info.name!r}: torch's tar loader ignores it"))
+                continue
+            # storages/tensors hold a count pickle followed by records and raw data; the
+            # leading pickle is audited, the rest is tensor data.
+            member = _read_member(stream, info.name, info.offset_data)
+            if member.scan.end > info.offset_data + info.size:
+                member.scan.error = member.scan.error or "pickle runs past the end of its tar member"
+            opened.members.append(member)
+    opened.torch_error = "legacy .tar format: torch.load(weights_only=True) refuses it"
+    return opened
+
+
+def _open_safetensors(stream: BinaryIO, size: int, head: bytes) -> Opened | None:
+    if len(head) < 9 or head[8:9] != b"{":
+        return None
+    (length,) = struct.unpack("<Q", head[:8])
+    if length > min(size - 8, 100 << 20):
+        return None
+    stream.seek(8)
+    try:
+        header = json.loads(stream.read(length))
+    except (UnicodeDecodeError, ValueError):
+        return Opened("safetensors", unreadable="safetensors header is not valid JSON")
+    if not isinstance(header, dict):
+        return Opened("safetensors", unreadable="safetensors header is not a JSON object")
+    problem = _check_safetensors(header, size - 8 - length)
+    if problem:
+        return Opened("safetensors", unreadable=f"invalid safetensors header: {problem}")
+    return Opened("safetensors", safetensors_tensors=len([k for k in header if k != "__metadata__"]))
+
+
+def _check_safetensors(header: dict, data_size: int) -> str | None:
+    spans = []
+    for name, entry in header.items():
+        if name == "__metadata__":
+            if not isinstance(entry, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in entry.items()):
+                return "__metadata__ must map strings to strings"
+            continue
+        if not isinstance(entry, dict) or set(entry) - {"dtype", "shape", "data_offsets"}:
+            return f"tensor {name!r} has unexpected fields"
+        dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
+        if dtype not in SAFETENSORS_DTYPES:
+            return f"tensor {name!r} has unknown dtype {dtype!r}"
+        if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
+            return f"tensor {name!r} has an invalid shape"
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(o, int) for o in offsets)):
+            return f"tensor {name!r} has invalid data_offsets"
+        begin, end = offsets
+        count = 1
+        for dim in shape:
+            count *= dim
+        if not 0 <= begin <= end <= data_size or end - begin != count * SAFETENSORS_DTYPES[dtype]:
+            return f"tensor {name!r}: data_offsets {offsets} do not match its shape and dtype or the file size"
+        spans.append((begin, end))
+    position = 0
+    for begin, end in sorted(spans):
+        if begin != position:
+            return "tensor data overlaps or leaves gaps"
+        position = end
+    if position != data_size:
+        return "bytes after the last tensor"
+    return None
+
+
+def _open_zip(stream: BinaryIO, size: int) -> Opened:
+    opened = Opened("torch-zip")
+    try:
+        records = _central_directory(stream, size)
+    except (ValueError, struct.error) as error:
+        return Opened("torch-zip", unreadable=f"zip central directory unreadable: {error}")
+    if not records:
+        return Opened("torch-zip", unreadable="zip archive has no records")
+    # PyTorchStreamReader takes the folder of the first record as the archive name and looks
+    # every record up under it ("file in archive is not in a subdirectory" otherwise).
+    first = records[0].name
+    prefix = first.split("/", 1)[0] + "/" if "/" in first else None
+    if prefix is None:
+        opened.torch_error = f"torch refuses the archive: first record {first!r} is not in a subdirectory"
+    naive: dict[str, Record] = {}
+    for record in records:
+        naive[record.name] = record
+        if record.name in opened.records:
+            opened.findings.append(Finding(record.name, record.header_offset, "warning", "TPA201",
+                                           f"duplicate record {record.name!r}: torch reads the first copy, Python's zipfile the last"))
+            continue
+        opened.records[record.name] = record
+        if prefix and not record.name.startswith(prefix):
+            opened.findings.append(Finding(record.name, record.header_offset, "warning", "TPA202",
+                                           f"record {record.name!r} is outside the archive folder {prefix!r}: torch never reads it"))
+    for record in records:
+        _check_local_header(stream, record, opened)
+    short = {name[len(prefix):]: r for name, r in opened.records.items() if prefix and name.startswith(prefix)}
+    if "constants.pkl" in short:
+        opened.format = "torchscript"
+        opened.torch_error = "TorchScript archive"
+    for name, record in short.items():
+        if record.flags & 0x41 or record.flags & 0x20:
+            opened.torch_error = f"record {name} is encrypted or patched: torch's zip reader refuses it"
+        if name.startswith("data/") and name.count("/") == 1:
+            if record.method != 0:
+                opened.findings.append(Finding(record.name, record.header_offset, "warning", "TPA204",
+                                               f"storage {name} is compressed: torch.save stores storages uncompressed (mmap=True would read wrong bytes)"))
+            elif record.data_offset % 64:
+                opened.findings.append(Finding(record.name, record.data_offset, "note", "TPA205",
+                                               f"storage {name} is not 64-byte aligned as torch.save writes it"))
+    torch_pickles = {f"{prefix}data.pkl"} if prefix else set()
+    if opened.format == "torchscript" and prefix:
+        torch_pickles.add(f"{prefix}constants.pkl")
+    for record in records:
+        if record.method not in (0, 8):
+            continue
+        is_pickle_name = record.name.endswith(".pkl")
+        if not (is_pickle_name or record.name in torch_pickles):
+            continue
+        if is_pickle_name and "/data/" in record.name:
+            continue
+        read_by_torch = record.name in torch_pickles and opened.records.get(record.name) is record
+        data = _record_bytes(stream, record, opened)
+        if data is None:
+            if read_by_torch:
+                opened.unreadable = f"cannot read {record.name}"
+            continue
+        if (zlib.crc32(data) & 0xFFFFFFFF) != record.crc:
+            opened.findings.append(Finding(record.name, record.header_offset, "warning", "TPA206",
+                                           f"CRC-32 mismatch in {record.name}: torch ignores it, Python's zipfile refuses the record (tampering)"))
+        if record.method == 8:
+            opened.findings.append(Finding(record.name, record.header_offset, "warning", "TPA204",
+                                           f"{record.name} is DEFLATE-compressed: torch inflates it, but torch.save never writes that"))
+        label = record.name if read_by_torch else f"{record.name} (#{record.index}, not read by torch)"
+        member = Member(label, data, record.data_offset, scan(io.BytesIO(data), record.data_offset), read_by_torch)
+        if naive.get(record.name) is record and not read_by_torch and record.name in torch_pickles:
+            member.name = f"{record.name} (#{record.index}, what Python's zipfile reads)"
+        opened.members.append(member)
+    if prefix and f"{prefix}data.pkl" not in opened.records:
+        opened.unreadable = opened.unreadable or "zip archive has no data.pkl: not a torch checkpoint"
+    return opened
+
+
+def _record_bytes(stream: BinaryIO, record: Record, opened: Opened) -> bytes | None:
+    if record.compressed_size > MAX_PICKLE_RECORD or record.size > MAX_PICKLE_RECORD:
+        opened.findings.append(Finding(record.name, record.header_offset, "error", "TPA207", f"{record.name} is larger than 1 GiB; not audited"))
+        return None
+    stream.seek(record.data_offset)
+    raw = stream.read(record.compressed_size)
+    if record.method == 0:
+        return raw
+    try:
+        inflater = zlib.decompressobj(-15)
+        data = inflater.decompress(raw, MAX_PICKLE_RECORD)
+        return data
+    except zlib.error as error:
+        opened.findings.append(Finding(record.name, record.header_offset, "error", "TPA207", f"cannot inflate {record.name}: {error}"))
+        return None
+
+
+def _check_local_header(stream: BinaryIO, record: Record, opened: Opened) -> None:
+    stream.seek(record.header_offset)
+    header = stream.read(30)
+    if len(header) < 30 or header[:4] != ZIP_MAGIC:
+        opened.findings.append(Finding(record.name, record.header_offset, "error", "TPA207", f"record {record.name!r} has no local header"))
+        return
+    name_length, extra_length = struct.unpack("<HH", header[26:30])
+    local_name = stream.read(name_length).decode("utf-8", "replace")
+    record.local_name = local_name
+    record.data_offset = record.header_offset + 30 + name_length + extra_length
+    if local_name != record.name:
+        opened.findings.append(Finding(record.name, record.header_offset, "warning", "TPA208",
+                                       f"local header names {local_name!r} but the central directory {record.name!r}: torch uses the central name, Python's zipfile refuses"))
+
+
+def _central_directory(stream: BinaryIO, size: int) -> list[Record]:
+    tail_size = min(size, 65557)
+    stream.seek(size - tail_size)
+    tail = stream.read(tail_size)
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0:
+        raise ValueError("no end-of-central-directory record")
+    eocd = size - tail_size + at
+    _, _, _, _, count, cd_size, cd_offset, _ = struct.unpack("<4sHHHHIIH", tail[at : at + 22])
+    if count == 0xFFFF or cd_offset == 0xFFFFFFFF or cd_size == 0xFFFFFFFF:
+        stream.seek(eocd - 20)
+        locator = stream.read(20)
+        if locator[:4] != b"PK\x06\x07":
+            raise ValueError("zip64 locator missing")
+        (zip64_offset,) = struct.unpack("<Q", locator[8:16])
+        stream.seek(zip64_offset)
+        record = stream.read(56)
+        if record[:4] != b"PK\x06\x06":
+            raise ValueError("zip64 end record missing")
+        count, cd_size, cd_offset = struct.unpack("<QQQ", record[32:56])
+    if cd_size > 1 << 28:
+        raise ValueError("central directory larger than 256 MiB")
+    stream.seek(cd_offset)
+    directory = stream.read(cd_size)
+    records = []
+    position = 0
+    for index in range(count):
+        fixed = directory[position : position + 46]
+        if len(fixed) < 46 or fixed[:4] != b"PK\x01\x02":
+            raise ValueError(f"central directory entry {index} is malformed")
+        (_, _, _, flags, method, _, _, crc, csize, usize, nlen, elen, clen, _, _, _, offset) = struct.unpack("<4sHHHHHHIIIHHHHHII", fixed)
+        name = directory[position + 46 : position + 46 + nlen].decode("utf-8", "replace")
+        extra = directory[position + 46 + nlen : position + 46 + nlen + elen]
+        usize, csize, offset = _zip64_sizes(extra, usize, csize, offset)
+        records.append(Record(name, index, flags, method, crc, csize, usize, offset))
+        position += 46 + nlen + elen + clen
+    return records
+
+
+def _zip64_sizes(extra: bytes, usize: int, csize: int, offset: int) -> tuple[int, int, int]:
+    position = 0
+    while position + 4 <= len(extra):
+        tag, length = struct.unpack("<HH", extra[position : position + 4])
+        body = extra[position + 4 : position + 4 + length]
+        if tag == 1:
+            values = [struct.unpack("<Q", body[i : i + 8])[0] for i in range(0, len(body) - 7, 8)]
+            if usize == 0xFFFFFFFF and values:
+                usize = values.pop(0)
+            if csize == 0xFFFFFFFF and values:
+                csize = values.pop(0)
+            if offset == 0xFFFFFFFF and values:
+                offset = values.pop(0)
+        position += 4 + length
+    return usize, csize, offset
