@@ -13,6 +13,7 @@ from torchpatch import __version__
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("check", "torchpatch.commands.check"),
     ("rule", "torchpatch.commands.rule"),
+    ("audit", "torchpatch.audit.command"),
     ("doctor", "torchpatch.doctor.command"),
 )
 
@@ -46,7 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_request:  # --help, --version, or a usage error already printed
+        return exit_request.code if isinstance(exit_request.code, int) else EXIT_ERROR
     if not getattr(args, "_run", None):
         parser.print_help(sys.stderr)
         return EXIT_ERROR
