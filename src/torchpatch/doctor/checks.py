@@ -101,7 +101,16 @@ class Context:
         choice = best_release(self.machine, at_least=at_least)
         if choice is None:
             return "", ["no release torchpatch knows has a wheel for this machine"]
+        if self.is_installed(choice):
+            return "", [f"the installed {choice.label} is already the newest release that fits this machine"]
         return self.command(choice), list(choice.notes)
+
+    def is_installed(self, choice: Choice) -> bool:
+        torch = self.env.torch
+        if torch is None or torch.public_version != choice.version:
+            return False
+        tag = "cpu" if torch.build == "cpu" else _tag_of(torch.cuda) if torch.build == "cuda" and torch.cuda else ""
+        return tag == choice.build.tag
 
     def _pinned(self, choice: Choice) -> Choice:
         if self.target is not None and choice.release is self.target and self.target_patch:
@@ -120,6 +129,7 @@ def machine_of(env: Environment) -> Machine:
         python=env.python[:2] if env.python else None,  # type: ignore[arg-type]
         gpus=tuple(gpu.capability for gpu in env.gpus if gpu.capability is not None),
         driver=driver,
+        nvidia=bool(env.gpus) or driver is not None,
     )
 
 
@@ -187,8 +197,7 @@ def check_python(ctx: Context) -> list[Finding]:
         if fix:
             notes = [f"or keep torch {release.version} and use Python {release.python_range_text}", *notes]
         else:
-            fix = ""
-            notes = [f"use Python {release.python_range_text} for torch {release.version}"]
+            notes = [f"use Python {release.python_range_text} for torch {release.version}", *notes]
         findings.append(
             Finding(
                 "DR001",
@@ -375,6 +384,8 @@ def check_driver(ctx: Context) -> list[Finding]:
         choice, _ = choose(ctx.target or ctx.installed, ctx.machine) if (ctx.target or ctx.installed) else (None, [])
         if choice is not None and choice.driver_mode != MINOR_COMPAT and choice.build.tag != _tag_of(torch.cuda):
             fix = ctx.command(choice)
+        elif ptx_only:
+            fix = f"upgrade the NVIDIA driver to >= {toolkit}"
         detail = (
             f"; {', '.join(_gpu_text(gpu) for gpu in ptx_only)} relies on PTX JIT, which needs the full driver"
             if ptx_only
@@ -387,7 +398,7 @@ def check_driver(ctx: Context) -> list[Finding]:
                 f"NVIDIA driver {env.driver} runs torch {torch.version} (CUDA {torch.cuda}) only through minor-version "
                 f"compatibility (full support needs >= {toolkit}){detail}",
                 fix,
-                [f"or upgrade the NVIDIA driver to >= {toolkit}", *notes],
+                notes if fix.startswith("upgrade") else [f"or upgrade the NVIDIA driver to >= {toolkit}", *notes],
             )
         ]
     return []

@@ -19,6 +19,12 @@ class Machine:
     python: tuple[int, int] | None
     gpus: tuple[tuple[int, int], ...]
     driver: tuple[int, ...] | None
+    #: An NVIDIA GPU is present even if no capability is known (driver seen, or nvidia-smi without compute_cap).
+    nvidia: bool = False
+
+    @property
+    def wants_cuda(self) -> bool:
+        return bool(self.gpus) or self.nvidia
 
     @property
     def python_text(self) -> str:
@@ -84,9 +90,7 @@ def fits(release: Release, machine: Machine) -> tuple[list[Choice], list[str]]:
         return [], [f"torch {release.version} has wheels for Python {release.python_range_text} only"]
     choices: list[Choice] = []
     for build in release.builds:
-        if machine.gpus and build.cuda is None:
-            continue
-        if not machine.gpus and build.cuda is not None:
+        if machine.wants_cuda != (build.cuda is not None):
             continue
         missing = [cap for cap in machine.gpus if not build.runs_on(cap)]
         if missing:
@@ -138,6 +142,11 @@ def _notes(release: Release, build: Build, mode: str, machine: Machine) -> tuple
                 f"needs NVIDIA driver >= {requirement.minor_compat_text} "
                 f"(>= {requirement.toolkit_text} for the full CUDA {build.cuda} feature set)"
             )
+    for advisory in facts.cves():
+        if advisory.severity == "error" and advisory.affects(release.latest_patch):
+            notes.append(f"torch {release.latest_patch} is affected by {advisory.id} (fixed in {advisory.fixed})")
+    if machine.nvidia and not machine.gpus and build.cuda:
+        notes.append("the GPU's compute capability is unknown: check it is in this build's list (" + _arch_text(build) + ")")
     if not build.verified:
         notes.append(f"unverified: {build.tag} of torch {release.version} was not read from a real wheel ({build.note or build.source})")
     return tuple(notes)
