@@ -1,0 +1,118 @@
+"""``torchpatch audit PATHS...``: examine checkpoints statically, never unpickling them."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from importlib import metadata
+
+from torchpatch.versions import NEWEST_KNOWN, Version
+
+HELP = "Audit checkpoints without loading them: will torch.load(weights_only=True) accept them, what would, are they malicious."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="checkpoint files or folders")
+    parser.add_argument("--torch-version", metavar="X.Y",
+                        help=f"torch release to judge against (default: the installed torch, else {NEWEST_KNOWN})")
+    parser.add_argument("--output-format", choices=("full", "json", "sarif"), default="full")
+    parser.add_argument("--verify", action="store_true",
+                        help="confirm each verdict with torch's own weights-only unpickler in a subprocess (needs torch)")
+    parser.add_argument("--convert-to-safetensors", metavar="OUT",
+                        help="write a loadable checkpoint to OUT as safetensors plus OUT.json (needs torch and safetensors)")
+
+
+def installed_torch() -> Version | None:
+    """The installed torch's release, read from package metadata (torch is never imported)."""
+    try:
+        return Version.parse(metadata.version("torch"))
+    except (metadata.PackageNotFoundError, ValueError):
+        return None
+
+
+def _files(paths: list[str]) -> tuple[list[str], list[str]]:
+    """(named files, files found in folders)."""
+    from torchpatch.cli import UsageError
+
+    named, found = [], []
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                found.extend(os.path.join(root, f) for f in sorted(files))
+        elif os.path.isfile(path):
+            named.append(path)
+        else:
+            raise UsageError(f"no such file or folder: {path}")
+    return named, found
+
+
+def run(args: argparse.Namespace) -> int:
+    from torchpatch.audit.auditor import audit_path
+    from torchpatch.audit.formats import Finding
+    from torchpatch.audit.report import exit_code, render_full, render_json, render_sarif
+    from torchpatch.audit.weights_only import known_releases
+    from torchpatch.cli import UsageError
+
+    if args.torch_version:
+        try:
+            version = Version.parse(args.torch_version)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    else:
+        version = installed_torch() or NEWEST_KNOWN
+    oldest, newest = known_releases()[0], known_releases()[-1]
+    if version < oldest:
+        raise UsageError(f"torch {version} is older than the oldest release whose rules are known ({oldest})")
+    if version > newest:
+        raise UsageError(f"torch {version} is newer than the newest release whose rules are known ({newest})")
+    named, found = _files(args.paths)
+    reports = [audit_path(path, version) for path in named]
+    skipped = 0
+    for path in found:
+        report = audit_path(path, version)
+        if report.format == "none":
+            skipped += 1
+        else:
+            reports.append(report)
+    if args.convert_to_safetensors and len(reports) != 1:
+        raise UsageError("--convert-to-safetensors takes exactly one checkpoint")
+    if args.verify or args.convert_to_safetensors:
+        try:
+            metadata.version("torch")
+        except metadata.PackageNotFoundError:
+            raise UsageError("--verify and --convert-to-safetensors need torch: pip install 'torchpatch[torch]'") from None
+    if args.verify:
+        from torchpatch.audit.verify import verify
+
+        # A malicious file is never handed to torch, not even to its restricted unpickler.
+        checked = [r for r in reports if r.verdict != "malicious"]
+        for report, (accepted, error) in zip(checked, verify([(r.filename, r.allowlist) for r in checked])):
+            expected = report.weights_only == "accept" or bool(report.allowlist)
+            if accepted is None:
+                message, severity = f"--verify could not run torch: {error}", "error"
+            elif accepted == expected:
+                message, severity = "--verify: torch's weights-only unpickler agrees" + (" (with the suggested allowlist)" if report.allowlist else ""), "note"
+            else:
+                message, severity = f"--verify: torch's weights-only unpickler disagrees ({'accepted' if accepted else error})", "error"
+            report.findings.append(Finding("", 0, severity, "TPA400", message))
+    if args.convert_to_safetensors:
+        report = reports[0]
+        if report.verdict == "malicious" or not (report.weights_only == "accept" or report.allowlist):
+            raise UsageError(f"{report.filename} does not load with weights_only=True ({report.verdict}); not converted")
+        from torchpatch.audit.convert import convert
+
+        try:
+            notes = convert(report.filename, args.convert_to_safetensors, report.allowlist)
+        except FileExistsError as error:
+            raise UsageError(str(error)) from None
+        for note in notes:
+            print(f"convert: {note}", file=sys.stderr)
+    if args.output_format == "json":
+        print(render_json(reports))
+    elif args.output_format == "sarif":
+        print(render_sarif(reports))
+    else:
+        print(render_full(reports, skipped))
+    return exit_code(reports)
