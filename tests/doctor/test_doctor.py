@@ -307,10 +307,28 @@ def test_real_elf_symbols_of_libtorch_python() -> None:
     for library in lib.glob("*.so*"):
         symbols = probes.elf_dynamic_symbols(library)
         if symbols and library != python_binding:
-            exports |= symbols[0]
-    _, imported = probes.elf_dynamic_symbols(python_binding)
+            exports |= symbols.defined
+    binding = probes.elf_dynamic_symbols(python_binding)
+    imported = binding.undefined
+    assert "libtorch_cpu.so" in binding.needed and "libc10.so" in binding.needed
     # libtorch_python.so is itself an extension of libtorch_cpu/libc10: all its torch imports resolve,
     # and its std::string arguments use the CXX11 ABI.
     assert len(imported) > 1000
     assert not [name for name in imported if name not in exports]
     assert extension_abi(tuple(imported)) == "cxx11"
+
+
+def test_stable_abi_extension_on_an_older_torch() -> None:
+    # torchvision 0.29.1's CUDA helpers (aoti_torch_get_current_cuda_stream...) are absent from a CPU torch
+    # 2.13; without a CUDA runtime in DT_NEEDED the finding is "needs a newer torch".
+    recording = json.loads((RECORDINGS / "companion-links-other-cuda.json").read_text(encoding="utf-8"))
+    recording["extensions"][0]["needed"] = ["libc10.so", "libtorch.so"]
+    recording["torch_exports"] = ["aoti_torch_abi_version"]
+    env = probes.recorded_environment(recording)
+    [finding] = [finding for finding in diagnose(env).findings if finding.code == "DR051"]
+    assert "needs a newer torch (stable C ABI functions)" in finding.message
+
+
+def test_cuda_runtime_major_from_dt_needed() -> None:
+    assert probes.cuda_runtime_major(["libc10.so", "libcudart.so.13", "libc.so.6"]) == "13"
+    assert probes.cuda_runtime_major(["libc10.so"]) is None

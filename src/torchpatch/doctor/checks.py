@@ -39,6 +39,7 @@ FINDINGS: dict[str, tuple[str, str]] = {
     "DR041": ("torch-requirement-mismatch", "a package torch pins (e.g. triton) has another version installed"),
     "DR050": ("extension-abi-mismatch", "a compiled extension uses the other C++ string ABI than torch"),
     "DR051": ("extension-built-for-other-torch", "a compiled extension imports torch symbols the installed torch lacks"),
+    "DR052": ("extension-cuda-mismatch", "a compiled extension links another CUDA runtime major than torch"),
     "DR060": ("no-build-fits", "no wheel of the requested release fits this Python, GPU and driver"),
 }
 
@@ -547,16 +548,43 @@ def check_extensions(ctx: Context) -> list[Finding]:
                 )
             )
             continue
+        torch_cuda_major = torch.cuda.split(".")[0] if torch.build == "cuda" and torch.cuda else None
+        if extension.cuda_runtime and extension.cuda_runtime != torch_cuda_major and torch.build in ("cuda", "cpu"):
+            reported.add(key)
+            build = _installed_build(ctx)
+            what = f"CUDA {torch.cuda}" if torch_cuda_major else "CPU-only"
+            if key in PINNABLE_COMPANIONS and build is not None:
+                fix = (
+                    f"pip install --force-reinstall --no-deps {extension.distribution}=={extension.distribution_version} "
+                    f"--index-url {build.index_url}"
+                )
+            else:
+                fix = rebuild
+            findings.append(
+                Finding(
+                    "DR052",
+                    "error",
+                    f"{extension.distribution} {extension.distribution_version} ({extension.path}) links the CUDA "
+                    f"{extension.cuda_runtime} runtime (libcudart.so.{extension.cuda_runtime}) but torch {torch.version} "
+                    f"is a {what} build: its ops fail to load (e.g. 'operator torchvision::nms does not exist')",
+                    fix,
+                )
+            )
+            continue
         if extension.missing_symbols:
             reported.add(key)
             sample = extension.missing_symbols[0]
+            # Stable-ABI extensions (torch/csrc/stable, 2.9+) import C functions that only grow: a missing
+            # one means the extension needs a newer torch rather than a rebuild.
+            stable_only = not any(name.startswith("_Z") for name in extension.missing_symbols)
+            why = "it needs a newer torch (stable C ABI functions)" if stable_only else "it was built against another torch"
             findings.append(
                 Finding(
                     "DR051",
                     "error",
                     f"{extension.distribution} {extension.distribution_version} ({extension.path}) imports "
                     f"{len(extension.missing_symbols)} torch symbol(s) that torch {torch.version} does not export "
-                    f"(e.g. {sample}): it was built against another torch",
+                    f"(e.g. {sample}): {why}",
                     rebuild,
                 )
             )

@@ -117,6 +117,7 @@ class Extension:
     path: str
     torch_symbols: tuple[str, ...]
     missing_symbols: tuple[str, ...]
+    cuda_runtime: str | None = None  # CUDA major of the libcudart.so it needs
 
 
 @dataclass
@@ -242,16 +243,42 @@ def gpus_from_probe(probe: dict[str, Any]) -> list[GPU]:
     return gpus
 
 
-_TORCH_SYMBOL = re.compile(rb"^_Z(?:T[VIS])?N?K?(?:3c10|2at|5torch)[A-Z0-9_]")
+# torch's C++ API (mangled names in the c10, at and torch namespaces) and its stable C ABI
+# (aoti_torch_* / torch_* functions, what torchvision 0.29 and torchaudio 2.11 link against).
+_TORCH_SYMBOL = re.compile(rb"^(?:_Z(?:T[VIS])?N?K?(?:3c10|2at|5torch)[A-Z0-9_]|aoti_torch_|torch_)")
+_CUDA_RUNTIME = re.compile(r"^libcudart\.so\.(\d+)")
 
 
 def is_torch_symbol(name: str) -> bool:
-    """Whether a mangled C++ symbol lives in the c10, at or torch namespaces."""
+    """Whether a symbol belongs to torch's C++ API or its stable C ABI."""
     return bool(_TORCH_SYMBOL.match(name.encode()))
 
 
-def elf_dynamic_symbols(path: Path) -> tuple[set[str], set[str]] | None:
-    """(defined, undefined) names in a 64-bit ELF file's dynamic symbol table; None if not such a file."""
+def cuda_runtime_major(needed: Iterable[str]) -> str | None:
+    """``"13"`` when a library needs libcudart.so.13; None when it links no CUDA runtime."""
+    for library in needed:
+        match = _CUDA_RUNTIME.match(library)
+        if match:
+            return match.group(1)
+    return None
+
+
+@dataclass(frozen=True)
+class ElfSymbols:
+    """The torch symbols a shared library defines and imports, and the libraries it needs (DT_NEEDED)."""
+
+    defined: frozenset[str]
+    undefined: frozenset[str]
+    needed: tuple[str, ...]
+
+
+def _c_string(table: bytes, offset: int) -> bytes:
+    end = table.find(b"\0", offset)
+    return table[offset:end if end >= 0 else len(table)]
+
+
+def elf_dynamic_symbols(path: Path) -> ElfSymbols | None:
+    """Read a 64-bit ELF file's dynamic symbol table and DT_NEEDED entries; None if not such a file."""
     try:
         with open(path, "rb") as handle:
             header = handle.read(64)
@@ -262,15 +289,25 @@ def elf_dynamic_symbols(path: Path) -> tuple[set[str], set[str]] | None:
             entry_size, count, _ = struct.unpack_from(endian + "HHH", header, 0x3A)
             handle.seek(section_offset)
             table = handle.read(entry_size * count)
+            # (name, type, flags, addr, offset, size, link, info, addralign, entsize)
             sections = [struct.unpack_from(endian + "IIQQQQIIQQ", table, i * entry_size) for i in range(count)]
+
+            def read(section: tuple[int, ...]) -> bytes:
+                handle.seek(section[4])
+                return handle.read(section[5])
+
             dynsym = next((section for section in sections if section[1] == 11), None)  # SHT_DYNSYM
-            if dynsym is None:
-                return set(), set()
-            strtab = sections[dynsym[6]]
-            handle.seek(strtab[4])
-            strings = handle.read(strtab[5])
-            handle.seek(dynsym[4])
-            symbols = handle.read(dynsym[5])
+            dynamic = next((section for section in sections if section[1] == 6), None)  # SHT_DYNAMIC
+            strings = read(sections[dynsym[6]]) if dynsym is not None else b""
+            symbols = read(dynsym) if dynsym is not None else b""
+            needed: list[str] = []
+            if dynamic is not None:
+                dynamic_strings = read(sections[dynamic[6]])
+                for tag, value in struct.iter_unpack(endian + "qQ", read(dynamic)):
+                    if tag == 0:  # DT_NULL
+                        break
+                    if tag == 1:  # DT_NEEDED
+                        needed.append(_c_string(dynamic_strings, value).decode("utf-8", "replace"))
     except (OSError, struct.error, IndexError):
         return None
     defined: set[str] = set()
@@ -278,12 +315,11 @@ def elf_dynamic_symbols(path: Path) -> tuple[set[str], set[str]] | None:
     for name_offset, _info, _other, section_index, _value, _size in struct.iter_unpack(endian + "IBBHQQ", symbols):
         if not name_offset:
             continue
-        end = strings.find(b"\0", name_offset)
-        name = strings[name_offset:end]
+        name = _c_string(strings, name_offset)
         if not _TORCH_SYMBOL.match(name):
             continue
         (undefined if section_index == 0 else defined).add(name.decode("utf-8", "replace"))
-    return defined, undefined
+    return ElfSymbols(frozenset(defined), frozenset(undefined), tuple(needed))
 
 
 def mentions_torch(requires: Iterable[str]) -> bool:
@@ -350,7 +386,7 @@ def _torch_exports(torch_dist: metadata.Distribution) -> set[str]:
     for library in sorted(lib.glob("*.so*")):
         symbols = elf_dynamic_symbols(library)
         if symbols:
-            exports |= symbols[0]
+            exports |= symbols.defined
     return exports
 
 
@@ -376,19 +412,26 @@ def scan_extensions(packages: list[Package], exports: set[str] | None = None) ->
         return []
     if exports is None:
         exports = _torch_exports(torch_dist)
+    read = [(package, path, elf_dynamic_symbols(path)) for package, path in candidates]
+    # A distribution's own libraries may export torch_* helpers that its other modules import.
+    own: dict[str, set[str]] = {}
+    for package, _, symbols in read:
+        if symbols:
+            own.setdefault(package.name, set()).update(symbols.defined)
     extensions = []
-    for package, path in candidates:
-        symbols = elf_dynamic_symbols(path)
-        if not symbols or not symbols[1]:
+    for package, path, symbols in read:
+        if not symbols or not (symbols.undefined or cuda_runtime_major(symbols.needed)):
             continue
-        imported = tuple(sorted(symbols[1]))
+        imported = tuple(sorted(symbols.undefined))
+        provided = exports | own.get(package.name, set())
         extensions.append(
             Extension(
                 distribution=package.name,
                 distribution_version=package.version,
                 path=str(path),
                 torch_symbols=imported,
-                missing_symbols=tuple(name for name in imported if name not in exports),
+                missing_symbols=tuple(name for name in imported if name not in provided),
+                cuda_runtime=cuda_runtime_major(symbols.needed),
             )
         )
     return extensions
@@ -472,7 +515,7 @@ def recorded_environment(recording: dict[str, Any]) -> Environment:
     Keys: ``python`` ("3.12.4"), ``platform`` (marker values), ``torch_probe`` (the child probe's JSON),
     or ``torch_metadata`` ({"version", "version_py", "import_error"}) when torch does not import,
     ``nvidia_smi`` (CSV text), ``proc_driver_version`` (text), ``packages`` ([{name, version, requires}]),
-    ``extensions`` ([{distribution, version, path, undefined}]) and ``torch_exports`` ([symbol, ...]).
+    ``extensions`` ([{distribution, version, path, undefined, needed}]) and ``torch_exports`` ([symbol, ...]).
     """
     python = tuple(int(part) for part in str(recording["python"]).split("."))
     python = (python + (0, 0, 0))[:3]
@@ -509,6 +552,7 @@ def recorded_environment(recording: dict[str, Any]) -> Environment:
                 path=row["path"],
                 torch_symbols=imported,
                 missing_symbols=tuple(name for name in imported if name not in exports),
+                cuda_runtime=cuda_runtime_major(row.get("needed", ())),
             )
         )
     return Environment(
