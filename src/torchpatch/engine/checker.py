@@ -18,7 +18,7 @@ from torchpatch.versions import Version
 TRACKED_ROOTS = frozenset({"torch", "functorch", "torchvision", "torchaudio", "torchao", "torchtext"})
 
 #: Submodules that ``import torch`` loads, so ``torch.x.y`` works with only ``import torch``
-#: (checked against torch 2.4 and 2.13 in tests/test_torch_facts.py).
+#: (attribute access checked against torch 2.13 in tests/test_torch_facts.py).
 EAGER_SUBMODULES = frozenset({
     "torch", "torch.amp", "torch.nn", "torch.nn.functional", "torch.nn.utils", "torch.cuda", "torch.cpu",
     "torch.backends", "torch.backends.cuda", "torch.utils", "torch.utils.data", "torch.jit", "torch.onnx",
