@@ -281,6 +281,9 @@ def _open_zip(stream: BinaryIO, size: int) -> Opened:
         if naive.get(record.name) is record and not read_by_torch and record.name in torch_pickles:
             member.name = f"{record.name} (#{record.index}, what Python's zipfile reads)"
         opened.members.append(member)
+    if prefix and f"{prefix}version" not in opened.records and f"{prefix}.data/version" not in opened.records:
+        # PyTorchStreamReader::init reads the format version before anything else.
+        opened.torch_error = opened.torch_error or "torch refuses the archive: it has no version record"
     if prefix and f"{prefix}data.pkl" not in opened.records:
         opened.unreadable = opened.unreadable or "zip archive has no data.pkl: not a torch checkpoint"
     return opened

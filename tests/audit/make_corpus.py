@@ -1,0 +1,292 @@
+"""Generate the audit test corpus: benign, allowlist-needing and harmless malicious checkpoints.
+
+Usage: python tests/audit/make_corpus.py OUT_DIR   (writes OUT_DIR/labels.json)
+
+Malicious payloads only name harmless callables (print, os.getcwd, a marker-file touch, shell
+commands that are never run); nothing here loads a file. ``expected`` is what each file is by
+construction: "safe", "needs-allowlist" (benign but refused) or "malicious".
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pickle
+import struct
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+PRINT_ARG = "torchpatch corpus payload (harmless)"
+
+
+def op_global(module: str, name: str) -> bytes:
+    return b"c" + module.encode() + b"\n" + name.encode() + b"\n"
+
+
+def op_str(text: str) -> bytes:
+    data = text.encode()
+    return b"X" + struct.pack("<I", len(data)) + data
+
+
+def op_short_str(text: str) -> bytes:
+    data = text.encode()
+    return b"\x8c" + bytes([len(data)]) + data
+
+
+def call(func: bytes, *args: bytes) -> bytes:
+    """func(*args) with MARK/TUPLE/REDUCE."""
+    return func + b"(" + b"".join(args) + b"tR"
+
+
+def payload_pickle(body: bytes, protocol: int = 2) -> bytes:
+    """A dict {"x": <body>} pickle, shaped like torch.save's data.pkl."""
+    return b"\x80" + bytes([protocol]) + b"}" + op_str("x") + body + b"s."
+
+
+def torch_zip(data_pkl: bytes, folder: str = "archive", storages: dict[str, bytes] | None = None,
+              extra: list[tuple[str, bytes]] | None = None, compress_pkl: bool = False) -> bytes:
+    """A zip laid out the way torch.save writes one."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr(f"{folder}/data.pkl", data_pkl, zipfile.ZIP_DEFLATED if compress_pkl else zipfile.ZIP_STORED)
+        archive.writestr(f"{folder}/byteorder", b"little")
+        for key, raw in (storages or {}).items():
+            archive.writestr(f"{folder}/data/{key}", raw)
+        archive.writestr(f"{folder}/version", b"3\n")
+        archive.writestr(f"{folder}/.data/serialization_id", b"0123456789")
+        for name, raw in extra or []:
+            archive.writestr(name, raw)
+    return buffer.getvalue()
+
+
+def legacy(object_pickle: bytes, magic: bytes | None = None) -> bytes:
+    """The legacy (non-zip) torch format: five pickles, no storages."""
+    magic = magic or pickle.dumps(0x1950A86A20F9469CFC6C, protocol=2)
+    return magic + pickle.dumps(1001, protocol=2) + pickle.dumps({"protocol_version": 1001, "little_endian": True}, protocol=2) + object_pickle + pickle.dumps([], protocol=2)
+
+
+def tar_checkpoint(object_pickle: bytes) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, raw in (("sys_info", pickle.dumps({"protocol_version": 1001}, protocol=2)),
+                          ("pickle", object_pickle), ("storages", pickle.dumps(0, protocol=2)), ("tensors", pickle.dumps(0, protocol=2))):
+            info = tarfile.TarInfo(name)
+            info.size = len(raw)
+            tar.addfile(info, io.BytesIO(raw))
+    return buffer.getvalue()
+
+
+def _patch_zip(raw: bytes, old: bytes, new: bytes) -> bytes:
+    assert raw.count(old) >= 1
+    return raw.replace(old, new)
+
+
+PRINT = call(op_global("builtins", "print"), op_str(PRINT_ARG))
+
+
+def malicious_files(tmp_marker: str) -> dict[str, bytes]:
+    """Crafted payloads, stdlib only. Each names a harmless callable; none is ever run here."""
+    files: dict[str, bytes] = {}
+    z = torch_zip
+    files["mal_print.pt"] = z(payload_pickle(PRINT))
+    files["mal_getcwd_posix.pt"] = z(payload_pickle(call(op_global("posix", "getcwd"))))
+    files["mal_builtin_alias.pt"] = z(payload_pickle(call(op_global("__builtin__", "print"), op_str(PRINT_ARG))))
+    files["mal_commands_alias.pt"] = z(payload_pickle(call(op_global("commands", "getoutput"), op_str("echo never-run"))))
+    files["mal_subprocess_popen.pt"] = z(payload_pickle(call(op_global("subprocess", "Popen"), op_str("echo never-run"))))
+    stack_global = op_short_str("builtins") + op_short_str("print") + b"\x93"
+    files["mal_stack_global.pt"] = z(payload_pickle(call(stack_global, op_str(PRINT_ARG)), protocol=4))
+    memo = op_short_str("builtins") + b"q\x01" + b"0" + op_short_str("print") + b"q\x02" + b"0" + b"h\x01h\x02\x93"
+    files["mal_memo_stack_global.pt"] = z(payload_pickle(call(memo, op_str(PRINT_ARG)), protocol=4))
+    rot13 = call(op_global("_codecs", "encode"), op_str("ohvygvaf"), op_str("rot13")) + call(op_global("_codecs", "encode"), op_str("cevag"), op_str("rot13")) + b"\x93"
+    files["mal_rot13_stack_global.pt"] = z(payload_pickle(call(rot13, op_str(PRINT_ARG)), protocol=4))
+    dotted = op_short_str("builtins") + op_short_str("print.__self__.exec") + b"\x93"
+    files["mal_dotted_exec.pt"] = z(payload_pickle(call(dotted, op_str("print('never-run')")), protocol=4))
+    torch_os = op_short_str("torch") + op_short_str("os.system") + b"\x93"
+    files["mal_torch_os_system.pt"] = z(payload_pickle(call(torch_os, op_str("echo never-run")), protocol=4))
+    files["mal_collect_env.pt"] = z(payload_pickle(call(op_global("torch.utils.collect_env", "run"), op_str("echo never-run"))))
+    files["mal_pkgutil.pt"] = z(payload_pickle(call(op_global("pkgutil", "resolve_name"), op_str("os:getcwd"))))
+    files["mal_runstring.pt"] = z(payload_pickle(call(op_global("numpy.testing._private.utils", "runstring"), op_str("print('x')"), b"}")))
+    files["mal_attrgetter.pt"] = z(payload_pickle(call(op_global("operator", "attrgetter"), op_str("system"))))
+    files["mal_partial.pt"] = z(payload_pickle(call(op_global("functools", "partial"), op_global("builtins", "print"), op_str(PRINT_ARG))))
+    touch = call(op_global("builtins", "getattr"), call(op_global("pathlib", "PosixPath"), op_str(tmp_marker)), op_str("touch"))
+    files["mal_touch_getattr.pt"] = z(payload_pickle(call(touch)))
+    files["mal_inst.pt"] = z(b"(" + b"i" + b"os\ngetcwd\n" + b".")
+    files["mal_ext1.pt"] = z(payload_pickle(b"\x82\x01" + b")R", protocol=2))
+    files["mal_build_on_global.pt"] = z(payload_pickle(op_global("torch", "nn") + b"}" + op_str("Linear") + b"Ns" + b"b"))
+    inner = b"\x80\x02" + PRINT + b"."
+    files["mal_nested_pickle_loads.pt"] = z(payload_pickle(call(op_global("pickle", "loads"), b"C" + bytes([len(inner)]) + inner)))
+    inner_checkpoint = z(payload_pickle(PRINT))
+    encoded = call(op_global("_codecs", "encode"), op_str(inner_checkpoint.decode("latin1")), op_short_str("latin1"))
+    files["mal_nested_load_from_bytes.pt"] = z(payload_pickle(call(op_global("torch.storage", "_load_from_bytes"), encoded)))
+    benign = payload_pickle(b"K\x01")
+    injected = b"\x80\x02" + PRINT + b"0" + benign[2:]
+    files["mal_injected_pop.pt"] = z(injected)
+    dup = io.BytesIO()
+    with zipfile.ZipFile(dup, "w") as archive:
+        archive.writestr("archive/data.pkl", benign)
+        archive.writestr("archive/byteorder", b"little")
+        archive.writestr("archive/version", b"3\n")
+        archive.writestr("archive/data.pkl", payload_pickle(PRINT))
+    files["mal_duplicate_last.pt"] = dup.getvalue()
+    dup = io.BytesIO()
+    with zipfile.ZipFile(dup, "w") as archive:
+        archive.writestr("archive/data.pkl", payload_pickle(PRINT))
+        archive.writestr("archive/byteorder", b"little")
+        archive.writestr("archive/version", b"3\n")
+        archive.writestr("archive/data.pkl", benign)
+    files["mal_duplicate_first.pt"] = dup.getvalue()
+    raw = z(payload_pickle(PRINT))
+    crc = struct.pack("<I", __import__("zlib").crc32(payload_pickle(PRINT)))
+    files["mal_bad_crc.pt"] = _patch_zip(raw, crc, struct.pack("<I", 0xDEADBEEF))
+    files["mal_local_name.pt"] = raw.replace(b"archive/data.pkl", b"archive/data.pkX", 1)
+    files["mal_deflated.pt"] = z(payload_pickle(PRINT), compress_pkl=True)
+    files["mal_legacy_object.pt"] = legacy(payload_pickle(PRINT))
+    files["mal_legacy_magic.pt"] = legacy(pickle.dumps({"a": 1}, protocol=2), magic=b"\x80\x02" + PRINT + b"0" + pickle.dumps(0x1950A86A20F9469CFC6C, protocol=2)[2:])
+    files["mal_plain_truncated.pkl"] = b"\x80\x02" + PRINT
+    files["mal_plain_pickle.pkl"] = b"\x80\x02" + PRINT + b"."
+    files["mal_tar.pt"] = tar_checkpoint(payload_pickle(PRINT))
+    files["mal_unusual_extension.txt"] = z(payload_pickle(call(op_global("posix", "getcwd"))))
+    return files
+
+
+def benign_files() -> dict[str, tuple[object, str]]:
+    """Objects for torch.save, each with the verdict it should get."""
+    import collections
+    import argparse
+    import datetime
+    import enum
+
+    import numpy as np
+    import torch
+
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(4, 3)
+    seq = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    optimizer = torch.optim.Adam(seq.parameters())
+    seq(torch.randn(2, 4)).sum().backward()
+    optimizer.step()
+    tied = torch.nn.Linear(3, 3)
+    base = torch.randn(6, 6)
+    qtensor = torch.quantize_per_tensor(torch.randn(4), 0.1, 0, torch.quint8)
+    dtypes = {str(d): torch.ones(3, dtype=d) for d in (torch.float16, torch.bfloat16, torch.int8, torch.uint8, torch.bool,
+                                                       torch.complex64, torch.float64, torch.int64, torch.uint16, torch.uint32,
+                                                       torch.uint64, torch.float8_e4m3fn, torch.float8_e5m2)}
+
+    class Color(enum.Enum):
+        RED = 1
+
+    safe = {
+        "ok_state_dict.pt": seq.state_dict(),
+        "ok_nested.pt": {"model": linear.state_dict(), "epoch": 3, "lr": 0.1, "name": "run", "flags": [True, None], "pair": (1, 2.5)},
+        "ok_optimizer.pt": {"model": seq.state_dict(), "optim": optimizer.state_dict()},
+        "ok_dtypes.pt": dtypes,
+        "ok_parameter.pt": {"p": torch.nn.Parameter(torch.randn(2))},
+        "ok_size_device.pt": {"size": torch.Size([2, 3]), "device": torch.device("cpu"), "dtype": torch.float32},
+        "ok_sparse.pt": {"s": torch.randn(3, 3).to_sparse()},
+        "ok_quantized.pt": {"q": qtensor},
+        "ok_views.pt": {"base": base, "t": base.t(), "row": base[1], "cols": base[:, ::2]},
+        "ok_tied.pt": {"a": tied.weight, "b": tied.weight},
+        "ok_collections.pt": {"counter": collections.Counter("aab"), "set": {1, 2}, "bytes": b"\x00\x01", "bytearray": bytearray(b"xy"), "complex": 1 + 2j},
+        "ok_ordered.pt": collections.OrderedDict(a=torch.zeros(2)),
+        "ok_large.pt": {"big": torch.zeros(1 << 20)},
+        "ok_empty.pt": {},
+    }
+    needs = {
+        "need_numpy.pt": {"arr": np.arange(6.0).reshape(2, 3)},
+        "need_numpy_int.pt": {"ids": np.array([1, 2, 3], dtype=np.int64)},
+        "need_numpy_scalar.pt": {"best": np.float64(0.5)},
+        "need_namespace.pt": {"args": argparse.Namespace(lr=0.1, epochs=3), "model": linear.state_dict()},
+        "need_datetime.pt": {"when": datetime.datetime(2026, 1, 1, 12, 0)},
+        "need_full_model.pt": linear,
+        "need_enum.pt": {"color": Color.RED},
+    }
+    Color.__module__ = "__main__"
+    Color.__qualname__ = "Color"
+    dead = {
+        "dead_defaultdict.pt": {"d": collections.defaultdict(list, a=[1])},
+    }
+    out = {}
+    for name, obj in safe.items():
+        out[name] = (obj, "safe")
+    for name, obj in {**needs, **dead}.items():
+        out[name] = (obj, "needs-allowlist")
+    return out, Color
+
+
+def generate(out_dir: str) -> dict[str, dict]:
+    """Write the corpus; return {filename: {"expected": verdict}}."""
+    import torch
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    labels: dict[str, dict] = {}
+    marker = str(out / "payload-ran.marker")
+    for name, raw in malicious_files(marker).items():
+        (out / name).write_bytes(raw)
+        labels[name] = {"expected": "malicious"}
+    objects, color = benign_files()
+    main = sys.modules["__main__"]
+    had = hasattr(main, "Color")
+    setattr(main, "Color", color)
+    try:
+        for name, (obj, expected) in objects.items():
+            torch.save(obj, out / name)
+            labels[name] = {"expected": expected}
+    finally:
+        if not had:
+            delattr(main, "Color")
+    linear = torch.nn.Linear(2, 2)
+    torch.save(linear.state_dict(), out / "ok_legacy.pt", _use_new_zipfile_serialization=False)
+    labels["ok_legacy.pt"] = {"expected": "safe"}
+    torch.save(linear.state_dict(), out / "dead_protocol4.pt", pickle_protocol=4)
+    labels["dead_protocol4.pt"] = {"expected": "needs-allowlist"}
+    with open(out / "dead_plain_tensor.pkl", "wb") as handle:
+        pickle.dump({"t": torch.ones(2)}, handle, protocol=2)
+    labels["dead_plain_tensor.pkl"] = {"expected": "needs-allowlist"}
+    torch.jit.save(torch.jit.script(linear), out / "dead_torchscript.pt")
+    labels["dead_torchscript.pt"] = {"expected": "needs-allowlist"}
+    (out / "dead_tar.pt").write_bytes(tar_checkpoint(pickle.dumps({"a": 1}, protocol=2)))
+    labels["dead_tar.pt"] = {"expected": "needs-allowlist"}
+    from safetensors.torch import save_file
+
+    save_file({"w": torch.ones(2, 2)}, str(out / "ok_weights.safetensors"))
+    labels["ok_weights.safetensors"] = {"expected": "safe"}
+    (out / "labels.json").write_text(json.dumps(labels, indent=1, sort_keys=True))
+    return labels
+
+
+# Loads every file with real torch's weights_only=True, in this throwaway process only.
+TORCH_LABELLER = r'''
+import json, sys, warnings
+import torch
+warnings.simplefilter("ignore")
+out = {}
+for path in sys.argv[1:]:
+    try:
+        torch.load(path, weights_only=True)
+        out[path] = "accept"
+    except Exception as error:
+        out[path] = "reject"
+print(json.dumps(out))
+'''
+
+
+def torch_decisions(paths: list[str]) -> dict[str, str]:
+    """What real torch.load(f, weights_only=True) does with each file, in a throwaway subprocess."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", TORCH_LABELLER, *paths], capture_output=True, text=True, timeout=600, cwd=os.path.dirname(paths[0]))
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+if __name__ == "__main__":
+    target = sys.argv[1] if len(sys.argv) > 1 else "corpus"
+    written = generate(target)
+    decisions = torch_decisions([str(Path(target) / name) for name in written])
+    for name in written:
+        written[name]["torch_2_13"] = decisions[str(Path(target) / name)]
+    (Path(target) / "labels.json").write_text(json.dumps(written, indent=1, sort_keys=True))
+    print(f"wrote {len(written)} files to {target}")

@@ -1,0 +1,270 @@
+"""torchpatch audit without torch: formats, the pickle scan, the weights_only emulator, the CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pickle
+import subprocess
+import sys
+import time
+import zipfile
+
+import pytest
+
+from make_corpus import PRINT, call, legacy, malicious_files, op_global, op_str, payload_pickle, tar_checkpoint, torch_zip
+from torchpatch.audit.auditor import audit_path, audit_stream
+from torchpatch.audit.names import canonical, python_name
+from torchpatch.audit.weights_only import known_releases, numpy_dtype_class, rules_for
+from torchpatch.cli import main
+from torchpatch.versions import Version
+
+V213 = Version(2, 13)
+
+DEFAULTDICT = (
+    b"\x80\x02}" + op_str("d")
+    + op_global("collections", "defaultdict") + op_global("builtins", "list") + b"\x85R"
+    + b"(" + op_str("a") + b"]K\x01a" + b"u" + b"s."
+)
+
+
+def audit_bytes(data: bytes, name: str = "file.pt", version: Version = V213):
+    return audit_stream(io.BytesIO(data), len(data), name, version)
+
+
+MALICIOUS = malicious_files("/nonexistent/marker")
+
+
+@pytest.mark.parametrize("name", sorted(MALICIOUS))
+def test_every_crafted_payload_is_malicious(name: str) -> None:
+    report = audit_bytes(MALICIOUS[name], name)
+    assert report.verdict == "malicious", report.reason
+    assert any(f.severity == "malicious" for f in report.findings)
+
+
+def test_plain_state_dict_pickle_is_safe() -> None:
+    report = audit_bytes(torch_zip(pickle.dumps({"a": 1, "b": [1.5, "x"], "c": None}, protocol=2)))
+    assert (report.format, report.verdict, report.weights_only) == ("torch-zip", "safe", "accept")
+
+
+def test_protocol_4_is_benign_but_unloadable() -> None:
+    report = audit_bytes(torch_zip(pickle.dumps({"a": 1}, protocol=4)))
+    assert report.verdict == "needs-allowlist"
+    assert report.allowlist == []
+    assert "Unsupported operand 149 (FRAME)" in report.reason and "protocol (2)" in report.reason
+
+
+def test_defaultdict_is_a_dead_end_since_2_10_but_allowlistable_before() -> None:
+    report = audit_bytes(torch_zip(DEFAULTDICT))
+    assert report.verdict == "needs-allowlist" and report.allowlist == []
+    assert "SETITEM on a collections.defaultdict" in report.reason and "plain dicts" in report.reason
+    old = audit_bytes(torch_zip(DEFAULTDICT), version=Version(2, 9))
+    assert old.allowlist == ["collections.defaultdict", "builtins.list"]
+
+
+def test_names_resolve_like_the_unpickler() -> None:
+    assert python_name("commands", "getoutput", 2) == ("subprocess", "getoutput")
+    assert python_name("__builtin__", "print", 2) == ("builtins", "print")
+    assert python_name("commands", "getoutput", 3) == ("commands", "getoutput")
+    assert canonical("posix", "system") == "os.system"
+    report = audit_bytes(MALICIOUS["mal_commands_alias.pt"])
+    written = {g.written: g.canonical for g in report.globals}
+    assert written["commands.getoutput"] == "subprocess.getoutput"
+
+
+def test_rot13_stack_global_fails_closed() -> None:
+    report = audit_bytes(MALICIOUS["mal_rot13_stack_global.pt"])
+    assert any("cannot be resolved to a literal name" in f.message for f in report.findings)
+
+
+def test_nested_payload_is_named() -> None:
+    report = audit_bytes(MALICIOUS["mal_nested_load_from_bytes.pt"])
+    assert any("nested payload" in f.message and "builtins.print" in f.message for f in report.findings)
+
+
+def test_nested_benign_bytes_are_not_malicious() -> None:
+    inner = torch_zip(pickle.dumps({"a": 1}, protocol=2))
+    encoded = call(op_global("_codecs", "encode"), op_str(inner.decode("latin1")), op_str("latin1"))
+    outer = torch_zip(payload_pickle(call(op_global("torch.storage", "_load_from_bytes"), encoded)))
+    report = audit_bytes(outer)
+    assert report.verdict == "needs-allowlist" and report.allowlist == []
+    assert any(f.code == "TPA102" for f in report.findings)
+
+
+@pytest.mark.parametrize(("name", "code"), [
+    ("mal_duplicate_last.pt", "TPA201"),
+    ("mal_bad_crc.pt", "TPA206"),
+    ("mal_local_name.pt", "TPA208"),
+    ("mal_deflated.pt", "TPA204"),
+])
+def test_zip_differentials_are_reported_as_tampering(name: str, code: str) -> None:
+    assert code in {f.code for f in audit_bytes(MALICIOUS[name]).findings}
+
+
+def test_duplicate_read_by_torch_is_the_first() -> None:
+    report = audit_bytes(MALICIOUS["mal_duplicate_last.pt"])
+    assert report.weights_only == "accept"  # torch reads the benign first copy
+    assert report.verdict == "malicious"  # ...but a naive reader runs the second
+
+
+@pytest.mark.parametrize(("data", "fmt"), [
+    (torch_zip(pickle.dumps({}, protocol=2)), "torch-zip"),
+    (torch_zip(pickle.dumps({}, protocol=2), extra=[("archive/constants.pkl", pickle.dumps((), protocol=2))]), "torchscript"),
+    (legacy(pickle.dumps({"a": 1}, protocol=2)), "legacy"),
+    (tar_checkpoint(pickle.dumps({"a": 1}, protocol=2)), "tar"),
+    (pickle.dumps({"a": 1}, protocol=2), "pickle"),
+    (b"hello, this is a README\n", "none"),
+])
+def test_format_comes_from_the_leading_bytes(data: bytes, fmt: str) -> None:
+    assert audit_bytes(data, "whatever.bin").format == fmt
+
+
+def test_legacy_safe_and_tar_refused() -> None:
+    assert audit_bytes(legacy(pickle.dumps({"a": 1}, protocol=2))).verdict == "safe"
+    tar = audit_bytes(tar_checkpoint(pickle.dumps({"a": 1}, protocol=2)))
+    assert (tar.verdict, tar.weights_only) == ("needs-allowlist", "reject")
+
+
+def test_torchscript_is_version_aware() -> None:
+    data = torch_zip(pickle.dumps({}, protocol=2), extra=[("archive/constants.pkl", pickle.dumps((), protocol=2))])
+    new, old = audit_bytes(data), audit_bytes(data, version=Version(2, 5))
+    assert new.weights_only == "reject" and old.weights_only == "accept"
+    assert any(f.code == "TPA301" and f.severity == "error" for f in old.findings)
+    assert any(f.code == "TPA302" for f in audit_bytes(legacy(pickle.dumps({}, protocol=2)), version=Version(2, 5)).findings)
+    assert any(f.code == "TPA303" for f in audit_bytes(torch_zip(pickle.dumps({}, protocol=2)), version=Version(2, 9)).findings)
+
+
+def _safetensors(header: dict, data: bytes) -> bytes:
+    text = json.dumps(header).encode()
+    return len(text).to_bytes(8, "little") + text + data
+
+
+def test_safetensors_header_is_validated() -> None:
+    good = _safetensors({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}, b"\x00" * 8)
+    assert audit_bytes(good, "w.safetensors").verdict == "safe"
+    assert audit_bytes(good, "w.bin").weights_only == "reject"
+    bad = _safetensors({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 8]}}, b"\x00" * 8)
+    assert audit_bytes(bad, "w.safetensors").verdict == "unreadable"
+
+
+def test_truncated_benign_pickle_is_unreadable_not_clean() -> None:
+    report = audit_bytes(torch_zip(pickle.dumps({"a": [1, 2, 3]}, protocol=2)[:-3]))
+    assert report.verdict == "unreadable"
+
+
+def test_numpy_dtype_classes() -> None:
+    assert numpy_dtype_class("f8") == "numpy.dtypes.Float64DType"
+    assert numpy_dtype_class("i8") == "numpy.dtypes.Int64DType"
+    assert numpy_dtype_class("b1") == "numpy.dtypes.BoolDType"
+
+
+def test_rules_cover_the_required_releases() -> None:
+    releases = {str(v) for v in known_releases()}
+    assert {"2.4", "2.6", "2.10", "2.13", "2.15"} <= releases
+    assert "torch._utils._rebuild_tensor_v2" in rules_for(V213).allowlist
+    assert rules_for(V213).blocked_modules == {"sys", "os", "posix", "nt"}
+    assert rules_for(Version(2, 13)).setitem_dict_only and not rules_for(Version(2, 9)).setitem_dict_only
+
+
+def test_sparse_multi_gigabyte_legacy_file_reads_only_the_pickles(tmp_path) -> None:
+    path = tmp_path / "huge.pt"
+    with open(path, "wb") as handle:
+        handle.write(legacy(pickle.dumps({"a": 1}, protocol=2)))
+        handle.truncate(6 << 30)  # 6 GiB of (sparse) storage bytes after the pickles
+    start = time.perf_counter()
+    report = audit_path(str(path), V213)
+    assert report.verdict == "safe"
+    assert time.perf_counter() - start < 1.0
+
+
+def _cli(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["audit", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_exit_codes_and_json(tmp_path, capsys) -> None:
+    safe = tmp_path / "safe.pt"
+    safe.write_bytes(torch_zip(pickle.dumps({"a": 1}, protocol=2)))
+    needs = tmp_path / "needs.pt"
+    needs.write_bytes(torch_zip(pickle.dumps({"a": 1}, protocol=4)))
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(MALICIOUS["mal_print.pt"])
+    assert _cli(capsys, str(safe), "--torch-version", "2.13")[0] == 0
+    assert _cli(capsys, str(safe), str(needs), "--torch-version", "2.13")[0] == 1
+    code, out, _ = _cli(capsys, str(tmp_path), "--output-format", "json", "--torch-version", "2.13")
+    assert code == 3
+    rows = json.loads(out)
+    assert {r["filename"].rsplit("/", 1)[-1] for r in rows} == {"safe.pt", "needs.pt", "bad.pt"}
+    for row in rows:
+        assert set(row) >= {"filename", "format", "verdict", "weights_only", "reason", "globals", "allowlist", "snippet", "findings"}
+        assert row["weights_only"] in ("accept", "reject")
+    bad_row = next(r for r in rows if r["filename"].endswith("bad.pt"))
+    assert {"member", "offset", "severity", "message"} <= set(bad_row["findings"][0])
+
+
+def test_sarif(tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(MALICIOUS["mal_print.pt"])
+    code, out, _ = _cli(capsys, str(bad), "--output-format", "sarif")
+    sarif = json.loads(out)
+    assert code == 3 and sarif["version"] == "2.1.0"
+    results = sarif["runs"][0]["results"]
+    assert any(r["ruleId"] == "TPA001" and r["level"] == "error" for r in results)
+    rule_ids = {rule["id"] for rule in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert {r["ruleId"] for r in results} <= rule_ids
+
+
+@pytest.mark.parametrize("args", [
+    ["/nonexistent/file.pt"],
+    ["x.pt", "--torch-version", "banana"],
+    ["x.pt", "--torch-version", "1.13"],
+    ["x.pt", "--torch-version", "9.0"],
+])
+def test_usage_errors_are_one_line(tmp_path, capsys, args) -> None:
+    (tmp_path / "x.pt").write_bytes(torch_zip(pickle.dumps({}, protocol=2)))
+    os.chdir(tmp_path)
+    code, _, err = _cli(capsys, *args)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_not_a_checkpoint_named_explicitly_is_unreadable(tmp_path, capsys) -> None:
+    (tmp_path / "notes.txt").write_text("not a checkpoint\n")
+    assert _cli(capsys, str(tmp_path / "notes.txt"))[0] == 3
+    (tmp_path / "ok.pt").write_bytes(torch_zip(pickle.dumps({}, protocol=2)))
+    code, out, _ = _cli(capsys, str(tmp_path), "--torch-version", "2.13")
+    assert code == 0 and "1 non-checkpoint file(s) skipped" in out
+
+
+def test_audit_never_imports_torch(tmp_path) -> None:
+    path = tmp_path / "x.pt"
+    path.write_bytes(MALICIOUS["mal_nested_load_from_bytes.pt"])
+    probe = (
+        "import sys; from torchpatch.cli import main; code = main(['audit', sys.argv[1], '--output-format', 'json']);"
+        "print('TORCH' if 'torch' in sys.modules or 'numpy' in sys.modules else 'CLEAN', code)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip().splitlines()[-1] == "CLEAN 3"
+
+
+def test_zip_without_folder_is_refused_by_torch() -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("data.pkl", pickle.dumps({}, protocol=2))
+        archive.writestr("version", b"3\n")
+    assert audit_bytes(buffer.getvalue()).weights_only == "reject"
+
+
+def test_payload_ahead_of_the_magic_number_is_caught() -> None:
+    report = audit_bytes(MALICIOUS["mal_legacy_magic.pt"])
+    assert report.verdict == "malicious"
+    assert any("builtins.print" in f.message for f in report.findings)
+
+
+def test_print_payload_offsets_point_into_the_pickle() -> None:
+    data = torch_zip(payload_pickle(PRINT))
+    report = audit_bytes(data)
+    finding = next(f for f in report.findings if f.severity == "malicious")
+    assert data[finding.offset : finding.offset + 1] == b"c"

@@ -1,0 +1,140 @@
+"""torchpatch audit checked against real torch 2.13 on the generated corpus."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.torch
+
+# Loads each file with real torch and the suggested allowlist, in a throwaway process. Classes
+# that were __main__.X when saved are supplied the way a user would: defined in __main__.
+ALLOWLIST_CHECK = r'''
+import importlib, json, sys, warnings, enum
+import __main__
+import torch
+warnings.simplefilter("ignore")
+
+class Color(enum.Enum):
+    RED = 1
+Color.__module__ = "__main__"
+__main__.Color = Color
+
+def resolve(name):
+    module, _, attr = name.rpartition(".")
+    parts = attr.split(".")
+    while True:
+        try:
+            obj = importlib.import_module(module)
+            break
+        except ImportError:
+            module, _, head = module.rpartition(".")
+            parts.insert(0, head)
+    for part in parts:
+        obj = getattr(obj, part)
+    return obj
+
+out = {}
+for path, names in json.loads(sys.stdin.read()).items():
+    try:
+        with torch.serialization.safe_globals([(resolve(n), n) for n in names]):
+            torch.load(path, weights_only=True)
+        out[path] = "loaded"
+    except Exception as error:
+        out[path] = f"{type(error).__name__}: {error}"[:300]
+print(json.dumps(out))
+'''
+
+
+def test_every_malicious_file_is_caught(corpus) -> None:
+    missed = [n for n, l in corpus.items() if l["expected"] == "malicious" and l["report"].verdict != "malicious"]
+    assert not missed
+
+
+def test_no_false_alarm_on_benign_files(corpus) -> None:
+    alarms = [n for n, l in corpus.items() if l["expected"] != "malicious" and l["report"].verdict == "malicious"]
+    assert not alarms
+
+
+def test_verdicts_match_the_construction(corpus) -> None:
+    wrong = {n: l["report"].verdict for n, l in corpus.items() if l["report"].verdict != l["expected"]}
+    assert not wrong
+
+
+def test_weights_only_decision_equals_torch_for_every_file(corpus) -> None:
+    differ = {n: (l["report"].weights_only, l["torch_2_13"]) for n, l in corpus.items() if l["report"].weights_only != l["torch_2_13"]}
+    assert not differ
+
+
+def test_every_suggested_allowlist_loads_with_real_torch(corpus) -> None:
+    requests = {l["path"]: l["report"].allowlist for l in corpus.values() if l["report"].allowlist}
+    assert len(requests) >= 6
+    done = subprocess.run([sys.executable, "-c", ALLOWLIST_CHECK], input=json.dumps(requests), capture_output=True, text=True, timeout=300)
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {path: r for path, r in results.items() if r != "loaded"} == {}
+
+
+def test_numpy_allowlist_includes_the_build_only_dtype_class(corpus) -> None:
+    report = corpus["need_numpy.pt"]["report"]
+    assert "numpy.dtypes.Float64DType" in report.allowlist
+    assert "torch.serialization.safe_globals([" in report.snippet
+
+
+def test_main_class_gets_the_tuple_form(corpus) -> None:
+    report = corpus["need_enum.pt"]["report"]
+    assert report.allowlist == ["__main__.Color"]
+    assert '(Color, "__main__.Color")' in report.snippet
+
+
+def test_static_rules_equal_the_installed_torch() -> None:
+    torch = pytest.importorskip("torch")
+    from torch._weights_only_unpickler import _blocklisted_modules, _get_allowed_globals
+
+    from torchpatch.audit.weights_only import rules_for
+    from torchpatch.versions import Version
+
+    rules = rules_for(Version.parse(torch.__version__))
+    assert rules.allowlist == frozenset(_get_allowed_globals())
+    assert rules.blocked_modules == frozenset(_blocklisted_modules)
+
+
+def test_verify_agrees_with_the_static_verdicts(corpus, capsys) -> None:
+    from torchpatch.cli import main
+
+    benign = [l["path"] for l in corpus.values() if l["expected"] != "malicious"]
+    code = main(["audit", *benign, "--verify", "--output-format", "json", "--torch-version", "2.13"])
+    rows = json.loads(capsys.readouterr().out)
+    assert code == 1
+    verdicts = [f["message"] for r in rows for f in r["findings"] if f["code"] == "TPA400"]
+    assert len(verdicts) == len(benign)
+    assert all("agrees" in v for v in verdicts), verdicts
+
+
+def test_convert_to_safetensors(corpus, tmp_path, capsys) -> None:
+    torch = pytest.importorskip("torch")
+    from safetensors.torch import load_file
+
+    from torchpatch.cli import main
+
+    out = tmp_path / "views.safetensors"
+    assert main(["audit", corpus["ok_views.pt"]["path"], "--convert-to-safetensors", str(out)]) == 0
+    loaded = load_file(str(out))
+    original = torch.load(corpus["ok_views.pt"]["path"], weights_only=True)
+    assert torch.equal(loaded["t"], original["t"]) and torch.equal(loaded["cols"], original["cols"])
+    assert main(["audit", corpus["ok_views.pt"]["path"], "--convert-to-safetensors", str(out)]) == 2  # never overwrites
+    tied = tmp_path / "tied.safetensors"
+    assert main(["audit", corpus["ok_tied.pt"]["path"], "--convert-to-safetensors", str(tied)]) == 0
+    assert json.loads(Path(str(tied) + ".json").read_text())["shared"] == {"b": "a"}
+    sparse = tmp_path / "mixed.safetensors"
+    assert main(["audit", corpus["ok_sparse.pt"]["path"], "--convert-to-safetensors", str(sparse)]) == 0
+    assert "stored dense" in capsys.readouterr().err
+    numpy_out = tmp_path / "numpy.safetensors"
+    assert main(["audit", corpus["need_numpy.pt"]["path"], "--convert-to-safetensors", str(numpy_out)]) == 1
+    assert json.loads(Path(str(numpy_out) + ".json").read_text())["values"]["arr"]["repr"].startswith("array(")
+    bad = tmp_path / "bad.safetensors"
+    assert main(["audit", corpus["mal_print.pt"]["path"], "--convert-to-safetensors", str(bad)]) == 2
+    assert not bad.exists()
