@@ -119,7 +119,10 @@ def run(args: argparse.Namespace) -> int:
     fixing = args.fix or args.diff
     results: list[FileResult] = []
     for path in discover(paths, exclude, settings.project_root):
-        results.append(check_file(path, settings, fix=fixing, unsafe_fixes=args.unsafe_fixes))
+        result = check_file(path, settings, fix=fixing, unsafe_fixes=args.unsafe_fixes)
+        if not result.findings and not result.fixed_count:
+            result.source = result.original_text = result.fixed_text = None  # keep memory flat on big trees
+        results.append(result)
 
     for result in results:
         if result.error is not None:
