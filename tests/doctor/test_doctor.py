@@ -161,6 +161,8 @@ def test_target_torch_against_a_recording(capsys: pytest.CaptureFixture[str]) ->
         ["--driver", "12.4", "--gpu", "sm_80"],
         ["--driver", "535"],
         ["--environment", "/nonexistent/recording.json"],
+        ["--record", "x.json", "--gpu", "sm_80"],
+        ["--record", "x.json", "--environment", "y.json"],
     ],
 )
 def test_bad_input_is_a_usage_error(argv: list[str]) -> None:
@@ -262,12 +264,16 @@ def test_build_kernel_rule_same_major_and_ptx() -> None:
 
 
 @pytest.mark.torch
-def test_real_probe_against_installed_torch(capsys: pytest.CaptureFixture[str]) -> None:
+def test_real_probe_against_installed_torch(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     pytest.importorskip("torch")
     from importlib import metadata
 
-    code, out = run_doctor(["--output-format", "json"], capsys)
+    recording = tmp_path / "this-machine.json"
+    code, out = run_doctor(["--output-format", "json", "--record", str(recording)], capsys)
     report = json.loads(out)
+    # Replaying the recording gives the same report without importing torch again.
+    replay_code, replay = run_doctor(["--output-format", "json", "--environment", str(recording)], capsys)
+    assert (replay_code, json.loads(replay)) == (code, report)
     torch = report["torch"]
     assert torch["version"] == metadata.version("torch")
     assert torch["importable"] and torch["source"] == "probe"
@@ -332,3 +338,15 @@ def test_stable_abi_extension_on_an_older_torch() -> None:
 def test_cuda_runtime_major_from_dt_needed() -> None:
     assert probes.cuda_runtime_major(["libc10.so", "libcudart.so.13", "libc.so.6"]) == "13"
     assert probes.cuda_runtime_major(["libc10.so"]) is None
+
+
+def test_readme_section_matches_the_code(capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## torchpatch doctor"):]
+    for code, (name, meaning) in FINDINGS.items():
+        assert f"| `{code}` | `{name}` | {meaning} |" in section
+    prompt = "$ torchpatch doctor --gpu sm_70 --driver 535 --python 3.12 --target-torch 2.11\n"
+    start = section.index(prompt) + len(prompt)
+    shown = section[start:section.index("```", start)].rstrip()
+    _, out = run_doctor(["--gpu", "sm_70", "--driver", "535", "--python", "3.12", "--target-torch", "2.11"], capsys)
+    assert shown == out.rstrip()

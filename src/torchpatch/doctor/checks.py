@@ -566,7 +566,8 @@ def check_extensions(ctx: Context) -> list[Finding]:
                     "error",
                     f"{extension.distribution} {extension.distribution_version} ({extension.path}) links the CUDA "
                     f"{extension.cuda_runtime} runtime (libcudart.so.{extension.cuda_runtime}) but torch {torch.version} "
-                    f"is a {what} build: its ops fail to load (e.g. 'operator torchvision::nms does not exist')",
+                    f"is a {what} build: its compiled ops do not load (torchvision 0.28.0 from PyPI on torch 2.13.0+cpu: "
+                    "`import torchvision` raises 'operator torchvision::nms does not exist')",
                     fix,
                 )
             )
@@ -630,7 +631,8 @@ def check_plan(ctx: Context) -> tuple[list[Finding], Choice | None, list[str]]:
 def _machine_text(machine: Machine) -> str:
     gpus = ", ".join(capability_text(cap) for cap in machine.gpus) or "no GPU"
     driver = f"driver {'.'.join(map(str, machine.driver))}" if machine.driver else "any driver"
-    return f"Python {machine.python_text}, {gpus}, {driver}"
+    python = f"Python {machine.python_text}" if machine.python else "any Python"
+    return f"{python}, {gpus}, {driver}"
 
 
 CHECKS: tuple[Callable[[Context], list[Finding]], ...] = (

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import re
+from pathlib import Path
 
 from torchpatch import platform_facts as facts
 from torchpatch.versions import KNOWN_RELEASES, Version
@@ -35,6 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--environment",
         metavar="FILE",
         help="diagnose a recorded environment (JSON, see tests/doctor/recordings) instead of this machine",
+    )
+    parser.add_argument(
+        "--record",
+        metavar="FILE",
+        help="also save what the probes saw on this machine as a recording (JSON) that --environment replays",
     )
     parser.add_argument(
         "--no-extensions", action="store_true", help="skip reading compiled extensions' symbol tables"
@@ -94,8 +101,10 @@ def run(args: argparse.Namespace) -> int:
 
     target = _parse_target(args.target_torch, UsageError) if args.target_torch else None
     planning = args.gpu is not None or args.driver is not None or args.python is not None
-    if planning and args.environment:
-        raise UsageError("--environment describes a whole machine; do not combine it with --gpu, --driver or --python")
+    if planning and (args.environment or args.record):
+        raise UsageError("--environment and --record describe a whole machine; do not combine them with --gpu, --driver or --python")
+    if args.environment and args.record:
+        raise UsageError("--record saves this machine; it cannot be combined with --environment")
     if planning:
         caps = _parse_gpus(args.gpu or [], UsageError)
         driver = _parse_driver(args.driver, UsageError) if args.driver else None
@@ -120,7 +129,13 @@ def run(args: argparse.Namespace) -> int:
         except (ValueError, KeyError, TypeError) as error:
             raise UsageError(f"--environment {args.environment}: not a doctor recording ({error})") from None
     else:
-        env = probes.live_environment(scan_compiled=not args.no_extensions)
+        recording = probes.live_recording(scan_compiled=not args.no_extensions)
+        if args.record:
+            try:
+                Path(args.record).write_text(json.dumps(recording, indent=2) + "\n", encoding="utf-8")
+            except OSError as error:
+                raise UsageError(f"--record {args.record}: {error.strerror or error}") from None
+        env = probes.recorded_environment(recording)
     diagnosis = diagnose(env, target)
     if args.output_format == "json":
         print(report.render_json(env, diagnosis))

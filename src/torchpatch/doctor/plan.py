@@ -28,7 +28,7 @@ class Machine:
 
     @property
     def python_text(self) -> str:
-        return f"{self.python[0]}.{self.python[1]}" if self.python else "any Python"
+        return f"{self.python[0]}.{self.python[1]}" if self.python else "any"
 
 
 @dataclass(frozen=True)

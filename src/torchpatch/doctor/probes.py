@@ -390,12 +390,13 @@ def _torch_exports(torch_dist: metadata.Distribution) -> set[str]:
     return exports
 
 
-def scan_extensions(packages: list[Package], exports: set[str] | None = None) -> list[Extension]:
-    """Compiled modules of torch-dependent distributions and the torch symbols they import but torch lacks."""
+def scan_extensions(packages: list[Package]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Recording rows for the compiled modules of torch-dependent distributions, and the torch exports
+    (plus each distribution's own exports) that those modules import."""
     try:
         torch_dist = metadata.distribution("torch")
     except metadata.PackageNotFoundError:
-        return []
+        return [], []
     candidates: list[tuple[Package, Path]] = []
     for package in packages:
         if canonicalize_name(package.name) in ("torch", "triton") or not mentions_torch(package.requires):
@@ -409,65 +410,59 @@ def scan_extensions(packages: list[Package], exports: set[str] | None = None) ->
                 candidates.append((package, Path(str(file.locate()))))
     candidates = candidates[:MAX_EXTENSION_FILES]
     if not candidates:
-        return []
-    if exports is None:
-        exports = _torch_exports(torch_dist)
+        return [], []
+    exports = _torch_exports(torch_dist)
     read = [(package, path, elf_dynamic_symbols(path)) for package, path in candidates]
     # A distribution's own libraries may export torch_* helpers that its other modules import.
     own: dict[str, set[str]] = {}
     for package, _, symbols in read:
         if symbols:
             own.setdefault(package.name, set()).update(symbols.defined)
-    extensions = []
+    rows: list[dict[str, Any]] = []
+    provided: set[str] = set()
     for package, path, symbols in read:
         if not symbols or not (symbols.undefined or cuda_runtime_major(symbols.needed)):
             continue
-        imported = tuple(sorted(symbols.undefined))
-        provided = exports | own.get(package.name, set())
-        extensions.append(
-            Extension(
-                distribution=package.name,
-                distribution_version=package.version,
-                path=str(path),
-                torch_symbols=imported,
-                missing_symbols=tuple(name for name in imported if name not in provided),
-                cuda_runtime=cuda_runtime_major(symbols.needed),
-            )
+        rows.append(
+            {
+                "distribution": package.name,
+                "version": package.version,
+                "path": str(path),
+                "undefined": sorted(symbols.undefined),
+                "needed": list(symbols.needed),
+            }
         )
-    return extensions
+        provided |= {name for name in symbols.undefined if name in exports or name in own.get(package.name, set())}
+    return rows, sorted(provided)
 
 
-def _live_driver() -> tuple[list[GPU], str | None, str, list[str]]:
-    notes: list[str] = []
+def _nvidia_smi_output() -> tuple[str, list[str]]:
     smi = shutil.which("nvidia-smi")
-    if smi:
-        done = _run([smi, "--query-gpu=index,name,compute_cap,driver_version", "--format=csv,noheader"], NVIDIA_SMI_TIMEOUT_S)
-        if done is not None and done.returncode == 0:
-            gpus, driver = parse_nvidia_smi(done.stdout)
-            return gpus, driver, "nvidia-smi", notes
-        # nvidia-smi of drivers older than ~510 has no compute_cap field: keep names and driver.
-        done = _run([smi, "--query-gpu=index,name,driver_version", "--format=csv,noheader"], NVIDIA_SMI_TIMEOUT_S)
-        if done is not None and done.returncode == 0:
-            gpus, driver = parse_nvidia_smi(done.stdout)
-            return gpus, driver, "nvidia-smi", notes
-        notes.append("nvidia-smi is present but failed; GPUs could not be listed")
-    proc = Path("/proc/driver/nvidia/version")
-    if proc.is_file():
-        try:
-            driver = parse_proc_driver_version(proc.read_text(errors="replace"))
-        except OSError:
-            driver = None
-        if driver:
-            return [], driver, "/proc/driver/nvidia/version", notes
-    return [], None, "", notes
+    if not smi:
+        return "", []
+    done = _run([smi, "--query-gpu=index,name,compute_cap,driver_version", "--format=csv,noheader"], NVIDIA_SMI_TIMEOUT_S)
+    if done is not None and done.returncode == 0:
+        return done.stdout, []
+    # nvidia-smi of drivers older than ~510 has no compute_cap field: keep names and driver.
+    done = _run([smi, "--query-gpu=index,name,driver_version", "--format=csv,noheader"], NVIDIA_SMI_TIMEOUT_S)
+    if done is not None and done.returncode == 0:
+        return done.stdout, []
+    return "", ["nvidia-smi is present but failed; GPUs could not be listed"]
 
 
-def live_environment(scan_compiled: bool = True) -> Environment:
-    """Inspect the interpreter running torchpatch and the machine it runs on."""
-    notes: list[str] = []
+def live_recording(scan_compiled: bool = True) -> dict[str, Any]:
+    """What the probes see on this machine, in the recording format that ``recorded_environment`` reads."""
     packages = _installed_packages()
-    torch: TorchInstall | None = None
-    probe: dict[str, Any] | None = None
+    recording: dict[str, Any] = {
+        "description": "recorded by torchpatch doctor --record",
+        "python": platform.python_version(),
+        "platform": {
+            "sys_platform": sys.platform,
+            "platform_system": platform.system(),
+            "platform_machine": platform.machine(),
+        },
+        "packages": [{"name": p.name, "version": p.version, "requires": list(p.requires)} for p in packages],
+    }
     try:
         torch_dist = metadata.distribution("torch")
     except metadata.PackageNotFoundError:
@@ -475,35 +470,29 @@ def live_environment(scan_compiled: bool = True) -> Environment:
     if torch_dist is not None:
         probe, error = probe_torch_subprocess()
         if probe is not None and probe.get("importable"):
-            torch = torch_from_probe(probe)
+            recording["torch_probe"] = probe
         else:
             version_file = Path(str(torch_dist.locate_file("torch/version.py")))
-            text = version_file.read_text(errors="replace") if version_file.is_file() else ""
-            import_error = (probe or {}).get("error") or error
-            torch = torch_from_metadata(torch_dist.version, parse_version_py(text), import_error)
-    gpus = gpus_from_probe(probe) if probe and probe.get("importable") else []
-    smi_gpus, driver, driver_source, smi_notes = _live_driver()
-    notes.extend(smi_notes)
-    if not gpus:
-        gpus = smi_gpus
-    elif smi_gpus and not driver:
-        driver_source = ""
-    extensions = scan_extensions(packages) if scan_compiled and torch is not None and sys.platform.startswith("linux") else []
-    return Environment(
-        python=tuple(sys.version_info[:3]),  # type: ignore[arg-type]
-        platform={
-            "sys_platform": sys.platform,
-            "platform_system": platform.system(),
-            "platform_machine": platform.machine(),
-        },
-        torch=torch,
-        gpus=gpus,
-        driver=driver,
-        driver_source=driver_source,
-        packages=packages,
-        extensions=extensions,
-        notes=notes,
-    )
+            recording["torch_metadata"] = {
+                "version": torch_dist.version,
+                "version_py": version_file.read_text(errors="replace") if version_file.is_file() else "",
+                "import_error": (probe or {}).get("error") or error,
+            }
+    recording["nvidia_smi"], recording["notes"] = _nvidia_smi_output()
+    proc = Path("/proc/driver/nvidia/version")
+    if proc.is_file():
+        try:
+            recording["proc_driver_version"] = proc.read_text(errors="replace")
+        except OSError:
+            pass
+    if scan_compiled and torch_dist is not None and sys.platform.startswith("linux"):
+        recording["extensions"], recording["torch_exports"] = scan_extensions(packages)
+    return recording
+
+
+def live_environment(scan_compiled: bool = True) -> Environment:
+    """Inspect the interpreter running torchpatch and the machine it runs on."""
+    return recorded_environment(live_recording(scan_compiled))
 
 
 # --- recordings -------------------------------------------------------------------------------------
@@ -517,8 +506,7 @@ def recorded_environment(recording: dict[str, Any]) -> Environment:
     ``nvidia_smi`` (CSV text), ``proc_driver_version`` (text), ``packages`` ([{name, version, requires}]),
     ``extensions`` ([{distribution, version, path, undefined, needed}]) and ``torch_exports`` ([symbol, ...]).
     """
-    python = tuple(int(part) for part in str(recording["python"]).split("."))
-    python = (python + (0, 0, 0))[:3]
+    python = tuple(int(part) for part in re.findall(r"\d+", str(recording["python"]))[:3])
     torch = None
     gpus: list[GPU] = []
     probe = recording.get("torch_probe")
