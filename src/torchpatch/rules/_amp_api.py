@@ -1,0 +1,117 @@
+"""Shared implementation of the `torch.cuda.amp` / `torch.cpu.amp` rules (TP202, TP203)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from torchpatch.rules._call_sites import (
+    CALLEE, DECORATOR, IMPORT, Insertions, has_starred, insert_after_positional, insert_first_argument,
+    positional_to_keywords, reference_role, root_name,
+)
+from torchpatch.rules._helpers import replace_node
+from torchpatch.rules.base import Fix, Rule
+from torchpatch.versions import Version, v
+
+#: The old classes' and functions' parameters, in order (torch 2.4 and 2.13 torch/{cuda,cpu}/amp/*.py).
+OLD_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "autocast": ("enabled", "dtype", "cache_enabled"),
+    "GradScaler": ("init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled"),
+    "custom_fwd": ("fwd",),
+    "custom_bwd": ("bwd",),
+}
+
+#: The first release whose ``torch.amp`` has the replacement (checked in the 2.1-2.4 wheels):
+#: ``torch.amp.autocast`` is older than 2.1, ``torch.amp.GradScaler(device, ...)`` came in 2.3,
+#: ``torch.amp.custom_fwd/custom_bwd(..., device_type=...)`` in 2.4.
+REPLACEMENT_SINCE: dict[str, Version] = {
+    "autocast": v("2.1"),
+    "GradScaler": v("2.3"),
+    "custom_fwd": v("2.4"),
+    "custom_bwd": v("2.4"),
+}
+
+#: The submodule that defines each name (``torch.cuda.amp.autocast_mode.autocast`` is the same class).
+_DEFINED_IN = {"autocast": "autocast_mode", "custom_fwd": "autocast_mode", "custom_bwd": "autocast_mode",
+               "GradScaler": "grad_scaler"}
+
+
+def watched_names(module: str, apis: tuple[str, ...]) -> frozenset[str]:
+    names = set()
+    for api in apis:
+        names.add(f"{module}.{api}")
+        names.add(f"{module}.{_DEFINED_IN[api]}.{api}")
+    return frozenset(names)
+
+
+class AmpApiRule(Rule):
+    """Base class: ``module`` (torch.cuda.amp) and ``device`` ("cuda") are set by the subclass."""
+
+    module: ClassVar[str]
+    device: ClassVar[str]
+
+    @classmethod
+    def _new_call(cls, api: str) -> str:
+        if api in ("custom_fwd", "custom_bwd"):
+            return f'torch.amp.{api}(device_type="{cls.device}", ...)'
+        return f'torch.amp.{api}("{cls.device}", ...)'
+
+    def _message(self, ctx, api: str, tail: str = "") -> str:
+        return f"`{self.module}.{api}` is {self.version_phrase(ctx.target)}; use `{self._new_call(api)}`{tail}"
+
+    # -- hooks ----------------------------------------------------------------------------------
+    def check_call(self, ctx, call, qualname):
+        api = qualname.rpartition(".")[2]
+        fix = self._call_fix(ctx, call, api)
+        tail = "" if fix else " (its positional arguments cannot be mapped automatically: name them by hand)"
+        yield ctx.diagnostic(call.func, self._message(ctx, api, tail), fix)
+
+    def check_reference(self, ctx, reference):
+        role = reference_role(reference)
+        if role in (CALLEE, IMPORT):
+            return  # calls are fixed where they happen; the import goes once it is unused
+        api = reference.qualname.rpartition(".")[2]
+        node = reference.node
+        if role == DECORATOR and api in ("custom_fwd", "custom_bwd"):
+            yield ctx.diagnostic(node, self._message(ctx, api), self._decorator_fix(ctx, node, api))
+            return
+        tail = " (not fixed automatically here: the new signature differs"
+        if api == "GradScaler":
+            tail += f'; `functools.partial(torch.amp.GradScaler, "{self.device}")` takes the old arguments'
+        tail += ")"
+        yield ctx.diagnostic(node, self._message(ctx, api, tail))
+
+    # -- fixes ------------------------------------------------------------------------------------
+    def _fix(self, ctx, api: str, edits, node) -> Fix:
+        needs = REPLACEMENT_SINCE[api]
+        return Fix(
+            message=f"Replace with `{self._new_call(api)}`{ctx.needs_note(needs)}",
+            edits=edits,
+            applicability=ctx.applicability(needs=needs),
+            obsolete_names=root_name(node),
+        )
+
+    def _call_fix(self, ctx, call, api: str) -> Fix | None:
+        insertions = Insertions()
+        device = f'"{self.device}"'
+        if api in ("custom_fwd", "custom_bwd"):
+            # The old ones take the function positionally and ``cast_inputs`` as a keyword: only
+            # the required ``device_type=`` keyword is new.
+            if has_starred(call) or not insert_after_positional(ctx, call, f"device_type={device}", insertions):
+                return None
+        else:
+            insert_first_argument(ctx, call, device, insertions)
+            if not positional_to_keywords(ctx, call, OLD_PARAMETERS[api], insertions):
+                # GradScaler's parameters only shift by one, so ``"cuda", *args`` still lines up;
+                # autocast's order changed (dtype now comes before enabled).
+                if api != "GradScaler" or len(call.args) > len(OLD_PARAMETERS[api]):
+                    return None
+                insertions = Insertions()
+                insert_first_argument(ctx, call, device, insertions)
+        name, import_edits = ctx.name_for(f"torch.amp.{api}")
+        edits = [*import_edits, replace_node(ctx, call.func, name), *insertions.edits()]
+        return self._fix(ctx, api, edits, call.func)
+
+    def _decorator_fix(self, ctx, node, api: str) -> Fix:
+        name, import_edits = ctx.name_for(f"torch.amp.{api}")
+        edits = [*import_edits, replace_node(ctx, node, f'{name}(device_type="{self.device}")')]
+        return self._fix(ctx, api, edits, node)

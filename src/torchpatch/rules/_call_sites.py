@@ -1,0 +1,124 @@
+"""Helpers for rules that rewrite calls: where a reference sits, and positional arguments made keywords."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from torchpatch.rules._helpers import _open_paren
+from torchpatch.rules.base import Edit
+
+CALLEE = "callee"  # the function of a call: the call hook handles it
+DECORATOR = "decorator"  # ``@name`` without a call
+IMPORT = "import"
+OTHER = "other"  # any other use: passed around, aliased, subclassed, isinstance(...)
+
+
+def _header(statement: ast.stmt) -> list[ast.AST]:
+    """The expressions of a statement that the walker visits with the statement itself."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        arguments = statement.args
+        return [*statement.decorator_list, *arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]
+    if isinstance(statement, ast.ClassDef):
+        return [*statement.decorator_list, *statement.bases, *(k.value for k in statement.keywords)]
+    if isinstance(statement, (ast.If, ast.While)):
+        return [statement.test]
+    if isinstance(statement, (ast.For, ast.AsyncFor)):
+        return [statement.iter]
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return [item.context_expr for item in statement.items]
+    if isinstance(statement, ast.Try) or type(statement).__name__ == "TryStar":
+        return [h.type for h in statement.handlers if h.type is not None]
+    if isinstance(statement, ast.Match):
+        return [statement.subject, *(c.guard for c in statement.cases if c.guard is not None)]
+    return [statement]
+
+
+def reference_role(reference) -> str:
+    """How a watched name is used where the engine found it (see the constants above)."""
+    node = reference.node
+    if reference.in_import:
+        return IMPORT
+    statement = reference.statement
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+            and any(d is node for d in statement.decorator_list):
+        return DECORATOR
+    for part in _header(statement):
+        for inner in ast.walk(part):
+            if isinstance(inner, ast.Call) and inner.func is node:
+                return CALLEE
+    return OTHER
+
+
+def root_name(expr: ast.AST) -> tuple[str, ...]:
+    """The local name a Name/Attribute chain starts from, as an ``obsolete_names`` tuple."""
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return (expr.id,) if isinstance(expr, ast.Name) else ()
+
+
+def has_starred(call: ast.Call) -> bool:
+    return any(isinstance(arg, ast.Starred) for arg in call.args)
+
+
+class Insertions:
+    """Zero-width edits; two at the same offset are joined in the order they were added."""
+
+    def __init__(self) -> None:
+        self._texts: dict[int, str] = {}
+
+    def add(self, offset: int, text: str) -> None:
+        self._texts[offset] = self._texts.get(offset, "") + text
+
+    def edits(self) -> list[Edit]:
+        return [Edit(offset, offset, text) for offset, text in sorted(self._texts.items())]
+
+
+def insert_first_argument(ctx, call: ast.Call, text: str, insertions: Insertions) -> None:
+    position = _open_paren(ctx, call)
+    items = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+    if not items:
+        insertions.add(position, text)
+        return
+    first = ctx.start(items[0])
+    if re.fullmatch(r"[ \t]*(#[^\n]*)?\r?\n\s*", ctx.text[position:first]):
+        # One argument a line: the new one gets its own line, with the same indentation.
+        line_start = ctx.text.rfind("\n", 0, first) + 1
+        indent = ctx.text[line_start:first]
+        if indent.strip() == "":
+            newline = "\r\n" if "\r\n" in ctx.text else "\n"
+            insertions.add(first, f"{text},{newline}{indent}")
+            return
+    insertions.add(position, text + ", ")
+
+
+def insert_after_positional(ctx, call: ast.Call, text: str, insertions: Insertions) -> bool:
+    """Insert ``text`` (a keyword argument) after the positional arguments, before the keywords."""
+    if not call.args:
+        insert_first_argument(ctx, call, text, insertions)
+        return True
+    last = call.args[-1]
+    if isinstance(last, ast.GeneratorExp):
+        return False
+    position = ctx.end(last)
+    following = re.match(r"\s*([,)])", ctx.text[position:])
+    # ``f((x))``: the node ends inside its own parentheses; only the call's ")" or a "," may follow.
+    if following is None or following.group(1) == ")" and position + following.end() != ctx.end(call):
+        return False
+    insertions.add(position, f", {text}")
+    return True
+
+
+def positional_to_keywords(ctx, call: ast.Call, names: tuple[str, ...], insertions: Insertions) -> bool:
+    """Prefix each positional argument with its parameter name; False when that is impossible."""
+    if has_starred(call) or len(call.args) > len(names):
+        return False
+    previous = _open_paren(ctx, call)
+    for argument in call.args:
+        # A parenthesized argument starts after its "(": ``f((x))`` cannot take ``name=`` there.
+        if "(" in ctx.text[previous:ctx.start(argument)] or isinstance(argument, ast.GeneratorExp):
+            return False
+        previous = ctx.end(argument)
+    for name, argument in zip(names, call.args):
+        insertions.add(ctx.start(argument), f"{name}=")
+    return True

@@ -1,0 +1,270 @@
+"""TP202/TP203 (torch.{cuda,cpu}.amp), TP204 (sdp_kernel), TP205 (_register_pytree_node), TP401 (use_reentrant).
+
+Lint cases for aliases, from-imports, decorators and positional arguments, then the claims checked
+against the real torch installed here (2.13 CPU in CI): the old call warns, the fixed code runs
+without that warning.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+import warnings
+
+import pytest
+
+from torchpatch.rules import rule_by_code_or_name
+from torchpatch.rules.base import Invalid, example_code
+
+
+def _fix(lint, code: str, rule: str, **options):
+    result = lint(textwrap.dedent(code), fix=True, unsafe_fixes=True, select=[rule], **options)
+    assert result.error is None
+    return result
+
+
+def _findings(lint, code: str, rule: str, **options):
+    result = lint(textwrap.dedent(code), select=[rule], **options)
+    assert result.error is None
+    return result.findings
+
+
+# -- TP202 / TP203: lint cases ----------------------------------------------------------------------
+
+AMP_FIXES = [
+    pytest.param(
+        "import torch\nwith torch.cuda.amp.autocast(False):\n    pass\n",
+        'import torch\nwith torch.amp.autocast("cuda", enabled=False):\n    pass\n',
+        id="positional-enabled-gets-its-name"),
+    pytest.param(
+        "import torch\nwith torch.cuda.amp.autocast(True, torch.float16, cache_enabled=False):\n    pass\n",
+        'import torch\nwith torch.amp.autocast("cuda", enabled=True, dtype=torch.float16, cache_enabled=False):\n    pass\n',
+        id="positional-keyword-mix"),
+    pytest.param(
+        "from torch.cuda import amp\nscaler = amp.GradScaler(65536.0, 2.0, 0.5, 2000, False)\nwith amp.autocast():\n    pass\n",
+        'import torch\nscaler = torch.amp.GradScaler("cuda", init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5, '
+        'growth_interval=2000, enabled=False)\nwith torch.amp.autocast("cuda"):\n    pass\n',
+        id="from-torch-cuda-import-amp"),
+    pytest.param(
+        "import torch\n\ndef train():\n    from torch.cuda.amp import autocast\n    with autocast():\n        pass\n",
+        'import torch\n\ndef train():\n    with torch.amp.autocast("cuda"):\n        pass\n',
+        id="function-local-import"),
+    pytest.param(
+        "import torch.cuda.amp as amp\nimport torch.cpu.amp as cpu_amp\nwith amp.autocast(), cpu_amp.autocast():\n    pass\n",
+        'import torch\nwith torch.amp.autocast("cuda"), torch.amp.autocast("cpu"):\n    pass\n',
+        id="module-aliases-both-devices"),
+    pytest.param(
+        "from torch.cuda.amp import autocast, GradScaler\nscaler = GradScaler()\nkeep = GradScaler\nwith autocast():\n    pass\n",
+        'from torch.cuda.amp import GradScaler\nimport torch\nscaler = torch.amp.GradScaler("cuda")\nkeep = GradScaler\n'
+        'with torch.amp.autocast("cuda"):\n    pass\n',
+        id="import-kept-while-still-used"),
+    pytest.param(
+        "import torch\nfwd = torch.cuda.amp.custom_fwd(forward, cast_inputs=torch.float32)\nbwd = torch.cuda.amp.custom_bwd(backward)\n",
+        'import torch\nfwd = torch.amp.custom_fwd(forward, device_type="cuda", cast_inputs=torch.float32)\n'
+        'bwd = torch.amp.custom_bwd(backward, device_type="cuda")\n',
+        id="custom-fwd-bwd-called"),
+    pytest.param(
+        "import torch\n@torch.cuda.amp.custom_fwd()\ndef forward(ctx, x):\n    return x\n",
+        'import torch\n@torch.amp.custom_fwd(device_type="cuda")\ndef forward(ctx, x):\n    return x\n',
+        id="custom-fwd-empty-call"),
+    pytest.param(
+        "import torch\nwith torch.cuda.amp.autocast_mode.autocast(enabled=False):\n    pass\n",
+        'import torch\nwith torch.amp.autocast("cuda", enabled=False):\n    pass\n',
+        id="defining-submodule"),
+    pytest.param(
+        "import torch\nac = torch.cuda.amp.autocast\nwith ac(True):\n    pass\n",
+        'import torch\nac = torch.cuda.amp.autocast\nwith torch.amp.autocast("cuda", enabled=True):\n    pass\n',
+        id="call-through-alias"),
+]
+
+
+@pytest.mark.parametrize("code, fixed", AMP_FIXES)
+def test_amp_fix(lint, code, fixed):
+    rules = ["TP202", "TP203"]
+    result = lint(code, fix=True, unsafe_fixes=True, select=rules)
+    assert result.error is None
+    assert result.fixed_text == fixed
+    again = lint(fixed, fix=True, unsafe_fixes=True, select=rules)
+    assert again.fixed_count == 0
+
+
+AMP_REPORTED_WITHOUT_FIX = [
+    pytest.param("import torch\nwith torch.cuda.amp.autocast((False)):\n    pass\n", id="parenthesized-positional"),
+    pytest.param("import torch\nwith torch.cuda.amp.autocast(True, *rest):\n    pass\n", id="starred-autocast"),
+    pytest.param("import torch\nfwd = torch.cuda.amp.custom_fwd(*fns)\n", id="starred-custom-fwd"),
+    pytest.param("import torch\nclass S(torch.cuda.amp.GradScaler):\n    pass\n", id="base-class"),
+    pytest.param("import torch\n@torch.cuda.amp.autocast\ndef f(x):\n    return x\n", id="autocast-decorator-uncalled"),
+    pytest.param("from torch.cuda.amp import autocast\nfactory = autocast\n", id="from-import-reference"),
+]
+
+
+@pytest.mark.parametrize("code", AMP_REPORTED_WITHOUT_FIX)
+def test_amp_reported_without_fix(lint, code):
+    findings = _findings(lint, code, "TP202")
+    assert [f.code for f in findings] == ["TP202"]
+    assert findings[0].fix is None
+    assert "2.4" in findings[0].message
+
+
+def test_amp_import_alone_is_not_reported(lint):
+    assert _findings(lint, "from torch.cuda.amp import autocast, GradScaler\n__all__ = ['autocast']\n", "TP202") == []
+
+
+def test_amp_fix_safety_follows_min_torch(lint):
+    code = "import torch\n@torch.cuda.amp.custom_bwd\ndef backward(ctx, g):\n    return g\n"
+    assert _findings(lint, code, "TP202", min_torch="2.4")[0].fix.applicability == "safe"
+    finding = _findings(lint, code, "TP202", min_torch="2.3")[0]
+    assert finding.fix.applicability == "unsafe"
+    assert "needs PyTorch >= 2.4" in finding.fix.message
+    scaler = _findings(lint, "import torch\ns = torch.cuda.amp.GradScaler()\n", "TP202", min_torch="2.3")[0]
+    assert scaler.fix.applicability == "safe"  # torch.amp.GradScaler(device, ...) is in 2.3
+
+
+# -- TP202 / TP203: real torch ----------------------------------------------------------------------
+
+def _record(function):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = function()
+    return result, caught
+
+
+def _deprecations(caught, text="deprecated"):
+    return [str(w.message) for w in caught if issubclass(w.category, FutureWarning) and text in str(w.message)]
+
+
+def _namespace():
+    torch = pytest.importorskip("torch")
+    return {
+        "model": lambda t: t * 2, "x": torch.ones(2, 2), "use_amp": False, "scaler_args": (), "amp_options": {},
+        "forward": lambda ctx, t: t, "backward": lambda ctx, g: g,
+    }
+
+
+def _run(code: str):
+    namespace = _namespace()
+    _, caught = _record(lambda: exec(compile(code, "<example>", "exec"), namespace))
+    return namespace, caught
+
+
+def _fixed_examples(code: str):
+    rule = rule_by_code_or_name(code)
+    return [pytest.param(e, id=f"{code}-{i}") for i, e in enumerate(rule.INVALID) if isinstance(e, Invalid) and e.fixed]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("example", [*_fixed_examples("TP202"), *_fixed_examples("TP203")])
+def test_amp_example_warns_and_fixed_example_runs_clean(example):
+    """The invalid example warns (FutureWarning, torch.{cuda,cpu}.amp deprecated); its fixed text does not."""
+    pytest.importorskip("torch")
+    _, caught = _run(example_code(example.code))
+    assert _deprecations(caught, ".amp."), [str(w.message) for w in caught]
+    _, caught = _run(example_code(example.fixed))
+    assert _deprecations(caught) == [], [str(w.message) for w in caught]
+
+
+@pytest.mark.torch
+def test_amp_old_signatures_are_the_ones_the_fix_maps():
+    torch = pytest.importorskip("torch")
+    from torchpatch.rules._amp_api import OLD_PARAMETERS
+
+    def names(function, skip=("self",)):
+        return tuple(p for p in inspect.signature(function).parameters if p not in skip)
+
+    for module in (torch.cuda.amp, torch.cpu.amp):
+        assert names(module.autocast.__init__) == OLD_PARAMETERS["autocast"]
+        assert names(module.GradScaler.__init__) == OLD_PARAMETERS["GradScaler"]
+    assert names(torch.cuda.amp.custom_fwd) == ("fwd", "cast_inputs")
+    assert names(torch.cuda.amp.custom_bwd) == OLD_PARAMETERS["custom_bwd"]
+    # The new ones: device first, dtype before enabled; device_type a required keyword.
+    assert names(torch.amp.autocast.__init__) == ("device_type", "dtype", "enabled", "cache_enabled")
+    assert names(torch.amp.GradScaler.__init__) == ("device", *OLD_PARAMETERS["GradScaler"])
+    for decorator in (torch.amp.custom_fwd, torch.amp.custom_bwd):
+        parameter = inspect.signature(decorator).parameters["device_type"]
+        assert parameter.kind is inspect.Parameter.KEYWORD_ONLY and parameter.default is inspect.Parameter.empty
+
+
+@pytest.mark.torch
+def test_cpu_autocast_positional_mapping_matches_the_old_object():
+    torch = pytest.importorskip("torch")
+    (old, _), (new, caught) = _record(lambda: torch.cpu.amp.autocast(True, torch.float16, False)), _record(
+        lambda: torch.amp.autocast("cpu", enabled=True, dtype=torch.float16, cache_enabled=False))
+    assert _deprecations(caught) == []
+    assert (old.device, old.fast_dtype, old._enabled, old._cache_enabled) == \
+        (new.device, new.fast_dtype, new._enabled, new._cache_enabled) == ("cpu", torch.float16, True, False)
+    # What a blind rename (TorchFix) writes passes True as the dtype: autocast silently turns itself off.
+    blind, caught = _record(lambda: torch.amp.autocast("cpu", True, torch.float16))
+    assert blind.fast_dtype is True and blind._enabled is False
+    assert any("target dtype is not supported" in str(w.message) for w in caught)
+
+
+@pytest.mark.torch
+def test_cpu_autocast_fixed_form_runs_a_matmul_in_bfloat16():
+    torch = pytest.importorskip("torch")
+
+    def run():
+        with torch.amp.autocast("cpu", dtype=torch.bfloat16):
+            return torch.mm(torch.ones(2, 2), torch.ones(2, 2))
+
+    result, caught = _record(run)
+    assert result.dtype == torch.bfloat16
+    assert _deprecations(caught) == []
+
+
+@pytest.mark.torch
+def test_cuda_autocast_fixed_form_on_this_build():
+    """On a CPU-only build torch.amp.autocast("cuda") constructs, warns that CUDA is missing and disables itself."""
+    torch = pytest.importorskip("torch")
+
+    def run():
+        with torch.amp.autocast("cuda"):
+            return torch.mm(torch.ones(2, 2), torch.ones(2, 2))
+
+    result, caught = _record(run)
+    assert _deprecations(caught) == []
+    if not torch.cuda.is_available():
+        assert result.dtype == torch.float32
+        assert any("CUDA is not available" in str(w.message) for w in caught)
+    _, caught = _record(lambda: torch.cuda.amp.autocast())
+    assert _deprecations(caught, "torch.cuda.amp.autocast")
+
+
+@pytest.mark.torch
+def test_gradscaler_fixed_forms_construct():
+    torch = pytest.importorskip("torch")
+    scaler, caught = _record(lambda: torch.amp.GradScaler("cuda", init_scale=1024.0, enabled=True))
+    assert _deprecations(caught) == []
+    if not torch.cuda.is_available():
+        assert not scaler.is_enabled()  # "GradScaler is enabled, but CUDA is not available.  Disabling."
+    cpu_scaler, caught = _record(lambda: torch.amp.GradScaler("cpu", init_scale=1024.0))
+    assert _deprecations(caught) == [] and cpu_scaler.get_scale() == 1024.0
+    for old in (torch.cuda.amp.GradScaler, torch.cpu.amp.GradScaler):
+        _, caught = _record(old)
+        assert _deprecations(caught, "GradScaler")
+
+
+@pytest.mark.torch
+def test_custom_fwd_bwd_fixed_forms_decorate_a_function():
+    torch = pytest.importorskip("torch")
+
+    def define():
+        class Double(torch.autograd.Function):
+            @staticmethod
+            @torch.amp.custom_fwd(device_type="cuda", cast_inputs=torch.float32)
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            @torch.amp.custom_bwd(device_type="cuda")
+            def backward(ctx, grad):
+                return grad * 2
+
+        x = torch.ones(3, requires_grad=True)
+        Double.apply(x).sum().backward()
+        return x.grad
+
+    grad, caught = _record(define)
+    assert grad.tolist() == [2.0, 2.0, 2.0]
+    assert _deprecations(caught) == []
+    _, caught = _record(lambda: torch.cuda.amp.custom_bwd(lambda ctx, g: g))
+    assert _deprecations(caught, "custom_bwd")
