@@ -1,0 +1,85 @@
+"""TP410: torch.onnx.export without dynamo= (the default became True in 2.9)."""
+
+from __future__ import annotations
+
+import ast
+
+from torchpatch.rules._helpers import add_keyword, has_double_star, keyword
+from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule, Valid
+from torchpatch.versions import v
+
+#: ``dynamo`` was the 17th positional parameter of ``torch.onnx.export`` in PyTorch 2.4.
+_DYNAMO_POSITION = 16
+
+
+class OnnxExportDynamoDefault(Rule):
+    """
+    ## What it does
+    Flags `torch.onnx.export(...)` calls that do not pass `dynamo=`, when the code must also run on
+    releases before 2.9 (your minimum torch is below 2.9).
+
+    ## Why is this bad?
+    PyTorch 2.9 changed the default of `torch.onnx.export` from `dynamo=False` (the
+    TorchScript-based exporter) to `dynamo=True` (the `torch.export`-based exporter, which needs the
+    `onnxscript` package and returns an `ONNXProgram`). The same call now traces the model
+    differently, may fail on models the old exporter handled (and the reverse), and produces a
+    different graph and default opset. `dynamic_axes=` belongs to the old exporter: with
+    `dynamo=True` it is converted to `dynamic_shapes` on a best-effort basis, so prefer
+    `dynamic_shapes=` with the new one. Say which exporter you mean.
+
+    The fix adds `dynamo=False`, which keeps the old exporter on every release (2.4 already
+    accepts the keyword) but opts out of the new default and keeps using a deprecated path
+    (it warns from 2.9); it is unsafe. Migrating to `dynamo=True` is the long-term answer.
+    """
+
+    code = "TP410"
+    name = "onnx-export-dynamo-default"
+    summary = "`torch.onnx.export` without `dynamo=` (default became True in 2.9)"
+    changed_in = v("2.9")
+    replacement_since = v("2.4")
+    fix_safety = UNSAFE
+    fix_safety_note = (
+        "`dynamo=False` pins the TorchScript-based exporter that 2.4–2.8 used by default. On 2.9+ that is "
+        "not the default any more and is deprecated, so review whether `dynamo=True` (with `dynamic_shapes=`) "
+        "is what you want instead."
+    )
+    references = (
+        "https://docs.pytorch.org/docs/stable/onnx_export.html",
+        "https://docs.pytorch.org/docs/stable/onnx.html",
+    )
+    catalog_ids = ("onnx.dynamo-default",)
+    calls = frozenset({"torch.onnx.export"})
+
+    VALID = [
+        'import torch\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=True)\n',
+        'import torch\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=False)\n',
+        'import torch\nopts = {"dynamo": True}\ntorch.onnx.export(model, (x,), "m.onnx", **opts)\n',
+        Valid('import torch\nonnx_program = torch.onnx.export(model, (x,))\n', min_torch="2.9"),
+        'import tf2onnx\ntf2onnx.export(model, "m.onnx")\n',
+        'class Exporter:\n    def run(self):\n        self.onnx.export(self.model, "m.onnx")\n',
+    ]
+    INVALID = [
+        Invalid('import torch\ntorch.onnx.export(model, (x,), "m.onnx")\n',
+                fixed='import torch\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=False)\n'),
+        Invalid('import torch as th\nth.onnx.export(model, (x,), "m.onnx", input_names=["x"],\n'
+                '               dynamic_axes={"x": {0: "batch"}})\n',
+                fixed='import torch as th\nth.onnx.export(model, (x,), "m.onnx", input_names=["x"],\n'
+                      '               dynamic_axes={"x": {0: "batch"}}, dynamo=False)\n'),
+        Invalid('from torch.onnx import export\nexport(model, x, "m.onnx", True, False)\n',
+                fixed='from torch.onnx import export\nexport(model, x, "m.onnx", export_params=True, verbose=False, dynamo=False)\n'),
+    ]
+
+    def check_call(self, ctx, call, qualname):
+        if ctx.min_torch >= self.changed_in:
+            return  # the code only runs where dynamo=True is the default
+        if keyword(call, "dynamo") is not None or keyword(call, "fallback") is not None or has_double_star(call):
+            return  # fallback= is TP102's
+        if any(isinstance(argument, ast.Starred) for argument in call.args) or len(call.args) > _DYNAMO_POSITION:
+            return
+        message = (f"`torch.onnx.export` without `dynamo=`: the default became `dynamo=True` (the torch.export-based "
+                   f"exporter) in PyTorch {self.changed_in}; your minimum is {ctx.min_torch}")
+        if keyword(call, "dynamic_axes") is not None:
+            message += "; `dynamic_axes` is meant for `dynamo=False` (use `dynamic_shapes` with dynamo=True)"
+        fix = Fix(message="Pass `dynamo=False` to keep the TorchScript-based exporter (deprecated from 2.9)",
+                  edits=[add_keyword(ctx, call, "dynamo=False")], applicability=UNSAFE)
+        yield ctx.diagnostic(call, message, fix)
