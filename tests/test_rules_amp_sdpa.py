@@ -268,3 +268,106 @@ def test_custom_fwd_bwd_fixed_forms_decorate_a_function():
     assert _deprecations(caught) == []
     _, caught = _record(lambda: torch.cuda.amp.custom_bwd(lambda ctx, g: g))
     assert _deprecations(caught, "custom_bwd")
+
+
+# -- TP204: sdp_kernel --------------------------------------------------------------------------------
+
+SDP_FIXES = [
+    pytest.param(
+        "import torch\nwith torch.backends.cuda.sdp_kernel(enable_math=False):\n    pass\n",
+        "import torch\nwith torch.nn.attention.sdpa_kernel([torch.nn.attention.SDPBackend.FLASH_ATTENTION, "
+        "torch.nn.attention.SDPBackend.EFFICIENT_ATTENTION, torch.nn.attention.SDPBackend.CUDNN_ATTENTION]):\n    pass\n",
+        id="omitted-flags-default-true"),
+    pytest.param(
+        "import torch\nfrom torch.nn.attention import SDPBackend\n"
+        "with torch.backends.cuda.sdp_kernel(True, False, enable_cudnn=False, enable_mem_efficient=False):\n    pass\n",
+        "import torch\nfrom torch.nn.attention import SDPBackend\n"
+        "with torch.nn.attention.sdpa_kernel([SDPBackend.FLASH_ATTENTION]):\n    pass\n",
+        id="positional-keyword-mix"),
+    pytest.param(
+        "from torch.backends import cuda\n\ndef run():\n    with cuda.sdp_kernel(enable_flash=False, enable_mem_efficient=False):\n        pass\n",
+        "import torch\n\ndef run():\n    with torch.nn.attention.sdpa_kernel([torch.nn.attention.SDPBackend.MATH, "
+        "torch.nn.attention.SDPBackend.CUDNN_ATTENTION]):\n        pass\n",
+        id="module-from-import-in-function"),
+]
+
+
+@pytest.mark.parametrize("code, fixed", SDP_FIXES)
+def test_sdp_kernel_fix(lint, code, fixed):
+    result = _fix(lint, code, "TP204")
+    assert result.fixed_text == fixed
+    assert _fix(lint, fixed, "TP204").fixed_count == 0
+
+
+@pytest.mark.parametrize("code", [
+    pytest.param("import torch\nwith torch.backends.cuda.sdp_kernel(enable_flash=1):\n    pass\n", id="int-not-bool"),
+    pytest.param("import torch\nwith torch.backends.cuda.sdp_kernel(enable_flash=cfg.flash):\n    pass\n", id="attribute"),
+    pytest.param("import torch\nwith torch.backends.cuda.sdp_kernel(*flags):\n    pass\n", id="starred"),
+    pytest.param("import torch\nwith torch.backends.cuda.sdp_kernel(enable_flash_attention=False):\n    pass\n", id="unknown-keyword"),
+])
+def test_sdp_kernel_reported_without_fix(lint, code):
+    findings = _findings(lint, code, "TP204")
+    assert [(f.code, f.fix) for f in findings] == [("TP204", None)]
+    assert "2.3" in findings[0].message
+
+
+FLAG_COMBINATIONS = [
+    "", "enable_flash=False", "enable_math=False, enable_cudnn=False",
+    "enable_flash=False, enable_mem_efficient=False, enable_cudnn=False", "False, True, True, False",
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("flags", FLAG_COMBINATIONS)
+def test_sdp_kernel_fix_enables_the_same_backends(lint, flags):
+    """Run the old call and the fixed code in torch 2.13: same backends allowed inside, and no FutureWarning."""
+    torch = pytest.importorskip("torch")
+    attention = pytest.importorskip("torch.nn.attention")
+    current = getattr(attention, "_cur_sdpa_kernel_backends", None)
+    if current is None:
+        pytest.skip("this torch has no _cur_sdpa_kernel_backends to compare with")
+    code = f"import torch\nwith torch.backends.cuda.sdp_kernel({flags}):\n    inside = current()\n"
+    fixed = _fix(lint, code, "TP204").fixed_text
+    assert "sdpa_kernel([" in fixed
+    old, old_caught = _record(lambda: _exec(code, current=current))
+    new, new_caught = _record(lambda: _exec(fixed, current=current))
+    assert set(old["inside"]) == set(new["inside"])
+    assert _deprecations(old_caught, "sdp_kernel")
+    assert _deprecations(new_caught) == []
+
+
+def _exec(code: str, **names):
+    namespace = dict(names)
+    exec(compile(code, "<example>", "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.torch
+def test_sdpa_kernel_math_runs_attention_on_cpu():
+    torch = pytest.importorskip("torch")
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    q = k = v = torch.randn(1, 2, 4, 8)
+
+    def run():
+        with sdpa_kernel([SDPBackend.MATH]):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+    out, caught = _record(run)
+    assert out.shape == (1, 2, 4, 8)
+    assert _deprecations(caught) == []
+    assert {"FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH", "CUDNN_ATTENTION"} <= set(SDPBackend.__members__)
+    assert list(inspect.signature(torch.backends.cuda.sdp_kernel).parameters) == [
+        "enable_flash", "enable_math", "enable_mem_efficient", "enable_cudnn"]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("example", _fixed_examples("TP204"))
+def test_sdp_kernel_fixed_examples_run_clean(example):
+    torch = pytest.importorskip("torch")
+    q = k = v = torch.randn(1, 2, 4, 8)
+    names = {"attn": torch.nn.functional.scaled_dot_product_attention, "q": q, "k": k, "v": v}
+    _, caught = _record(lambda: _exec(example_code(example.code), **names))
+    assert _deprecations(caught, "sdp_kernel")
+    _, caught = _record(lambda: _exec(example_code(example.fixed), **names))
+    assert _deprecations(caught) == []
