@@ -1,0 +1,203 @@
+"""Attention, compiler, optimizer, profiler and storage rules: detection edge cases and claims checked against real torch."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import textwrap
+import warnings
+
+import pytest
+
+from torchpatch.rules.base import example_code
+from torchpatch.rules.create_block_mask_compile_flag import CreateBlockMaskCompileFlag
+from torchpatch.rules.error_on_graph_break_without_argument import ErrorOnGraphBreakWithoutArgument
+from torchpatch.rules.flex_attention_return_lse import FlexAttentionReturnLse
+
+
+def _codes(result, code):
+    return [f for f in result.findings if f.code == code]
+
+
+def _fixed(lint, code, rule_code, **options):
+    options.setdefault("select", [rule_code])
+    return lint(textwrap.dedent(code), fix=True, unsafe_fixes=True, **options).fixed_text
+
+
+def _safe_fixed(lint, code, rule_code, **options):
+    options.setdefault("select", [rule_code])
+    return lint(textwrap.dedent(code), fix=True, **options).fixed_text
+
+
+@pytest.fixture
+def recorded():
+    """Record every warning raised inside the block (filters reset to 'always')."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield caught
+
+
+def _run(code: str, namespace: dict | None = None) -> dict:
+    namespace = dict(namespace or {})
+    exec(compile(example_code(code), "<fixed example>", "exec"), namespace)
+    return namespace
+
+
+# -- TP420 error-on-graph-break-without-argument ------------------------------------------------
+
+@pytest.mark.parametrize("code, expected", [
+    ("import torch\nwith torch._dynamo.error_on_graph_break():\n    pass\n",
+     "import torch\nwith torch._dynamo.error_on_graph_break(True):\n    pass\n"),
+    ("from torch._dynamo.decorators import error_on_graph_break\n@error_on_graph_break()\ndef f(x):\n    return x\n",
+     "from torch._dynamo.decorators import error_on_graph_break\n@error_on_graph_break(True)\ndef f(x):\n    return x\n"),
+    ("import torch\ndef f():\n    import torch._dynamo as td\n    with td.error_on_graph_break(  # strict\n    ):\n        pass\n",
+     "import torch\ndef f():\n    import torch._dynamo as td\n    with td.error_on_graph_break(True  # strict\n    ):\n        pass\n"),
+], ids=["attribute", "from-import-decorator", "comment-inside"])
+def test_error_on_graph_break_fix(lint, code, expected):
+    assert _safe_fixed(lint, code, "TP420") == expected
+
+
+@pytest.mark.parametrize("code", [
+    "import torch\nwith torch._dynamo.error_on_graph_break(True):\n    pass\n",
+    "import torch\ndef f(torch):\n    with torch._dynamo.error_on_graph_break():\n        pass\n",
+    "import torch\nfrom mylib import error_on_graph_break\nwith error_on_graph_break():\n    pass\n",
+], ids=["has-argument", "shadowed-parameter", "other-library"])
+def test_error_on_graph_break_look_alikes(lint, code):
+    assert _codes(lint(code, select=["TP420"]), "TP420") == []
+
+
+def test_error_on_graph_break_not_reported_before_2_9(lint):
+    code = "import torch\nwith torch._dynamo.error_on_graph_break():\n    pass\n"
+    assert _codes(lint(code, select=["TP420"], target="2.8"), "TP420") == []
+
+
+@pytest.mark.torch
+def test_error_on_graph_break_claims():
+    torch = pytest.importorskip("torch")
+    import torch._dynamo
+
+    parameter = inspect.signature(torch._dynamo.error_on_graph_break).parameters["error_on_graph_break"]
+    assert parameter.default is inspect.Parameter.empty  # required
+    with pytest.raises(TypeError, match="missing 1 required positional argument"):
+        exec(example_code(ErrorOnGraphBreakWithoutArgument.INVALID[0].code), {"f": lambda x: x, "x": 1})
+    namespace = _run(ErrorOnGraphBreakWithoutArgument.INVALID[0].fixed, {"f": lambda x: x + 1, "x": 1})
+    assert namespace["y"] == 2
+    namespace = _run(ErrorOnGraphBreakWithoutArgument.INVALID[1].fixed)
+    assert namespace["f"](3) == 3
+
+
+# -- TP220 create-block-mask-compile-flag -------------------------------------------------------
+
+def test_create_block_mask_fix_is_unsafe_below_2_6(lint):
+    code = ("from torch.nn.attention.flex_attention import create_block_mask\n"
+            "m = create_block_mask(causal, 1, 1, 128, 128, device=\"cpu\", _compile=True)\n")
+    assert _safe_fixed(lint, code, "TP220", min_torch="2.5") == code
+    result = lint(code, select=["TP220"], min_torch="2.5")
+    assert "needs PyTorch >= 2.6" in _codes(result, "TP220")[0].fix.message
+    assert "torch.compile(create_block_mask)" in _safe_fixed(lint, code, "TP220", min_torch="2.6")
+
+
+def test_create_block_mask_uses_existing_torch_alias_and_multiline(lint):
+    code = ("import torch as T\nfrom torch.nn.attention.flex_attention import create_block_mask as cbm\n"
+            "m = cbm(\n    causal,\n    None,\n    None,\n    128,\n    128,\n    device=\"cpu\",\n    _compile=True,\n)\n")
+    expected = ("import torch as T\nfrom torch.nn.attention.flex_attention import create_block_mask as cbm\n"
+                "m = T.compile(cbm)(\n    causal,\n    None,\n    None,\n    128,\n    128,\n    device=\"cpu\",\n)\n")
+    assert _fixed(lint, code, "TP220") == expected
+
+
+def test_create_block_mask_star_kwargs_not_fixed(lint):
+    code = ("from torch.nn.attention.flex_attention import create_block_mask\n"
+            "m = create_block_mask(causal, *shape, device=\"cpu\", _compile=True)\n")
+    result = lint(code, select=["TP220"])
+    assert [f.fix for f in _codes(result, "TP220")] == [None]
+
+
+@pytest.mark.torch
+def test_create_block_mask_claims(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from torch.nn.attention import flex_attention as fa
+
+    def causal(b, h, q_idx, kv_idx):
+        return q_idx >= kv_idx
+
+    parameters = list(inspect.signature(fa.create_block_mask).parameters)
+    assert parameters.index("_compile") == 7  # the positional slot the rule reads
+    # The flag warns and only delegates to torch.compile(create_block_mask): record what it compiles.
+    compiled = []
+    real_compile = torch.compile
+
+    def fake_compile(fn, *args, **kwargs):
+        compiled.append(fn)
+        return fn
+
+    monkeypatch.setattr(torch, "compile", fake_compile)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old = fa.create_block_mask(causal, None, None, 128, 128, device="cpu", _compile=True)
+    assert any(issubclass(w.category, DeprecationWarning) and "_compile flag on create_block_mask" in str(w.message)
+               for w in caught)
+    assert compiled == [fa.create_block_mask]
+    # The fixed example runs under a real torch.compile (Dynamo with the eager backend: an Inductor
+    # build of the mask takes minutes on a loaded 2-core CPU machine) and no longer warns.
+    monkeypatch.setattr(torch, "compile", functools.partial(real_compile, backend="eager"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        namespace = _run(CreateBlockMaskCompileFlag.INVALID[0].fixed, {"causal": causal})
+    assert not [w for w in caught if "_compile flag" in str(w.message)]
+    assert torch.equal(namespace["mask"].to_dense(), old.to_dense())
+
+
+# -- TP221 flex-attention-return-lse ------------------------------------------------------------
+
+def test_flex_return_lse_fix_picks_a_free_name_and_crlf(lint):
+    code = ("from torch.nn.attention.flex_attention import flex_attention\r\n"
+            "aux = 1\r\nif True:\r\n    out, lse = flex_attention(q, k, v, return_lse=True)\r\n")
+    expected = ("from torch.nn.attention.flex_attention import flex_attention\r\n"
+                "from torch.nn.attention.flex_attention import AuxRequest\r\n"
+                "aux = 1\r\nif True:\r\n    out, flex_aux = flex_attention(q, k, v, return_aux=AuxRequest(lse=True))\r\n"
+                "    lse = flex_aux.lse\r\n")
+    assert _fixed(lint, code, "TP221") == expected
+
+
+@pytest.mark.parametrize("code", [
+    "from torch.nn.attention.flex_attention import flex_attention\nif x: out, lse = flex_attention(q, k, v, return_lse=True)\n",
+    "from torch.nn.attention.flex_attention import flex_attention\nout, lse = flex_attention(q, k, v, return_lse=True); y = 1\n",
+    "from torch.nn.attention.flex_attention import flex_attention\nreturn_value = [flex_attention(q, k, v, return_lse=True)]\n",
+    "from torch.nn.attention.flex_attention import flex_attention\nout, lse = flex_attention(q, k, v, return_lse=flag)\n",
+    "from torch.nn.attention.flex_attention import flex_attention\n(out, lse), z = flex_attention(q, k, v, return_lse=True), 1\n",
+], ids=["one-line-if", "semicolon", "not-assigned", "not-literal", "nested-target"])
+def test_flex_return_lse_reported_without_fix(lint, code):
+    findings = _codes(lint(code, select=["TP221"]), "TP221")
+    assert len(findings) == 1 and findings[0].fix is None
+
+
+def test_flex_return_lse_version_gate_and_note(lint):
+    code = ("from torch.nn.attention.flex_attention import flex_attention\n"
+            "out, lse = flex_attention(q, k, v, return_lse=True)\n")
+    assert _codes(lint(code, select=["TP221"], target="2.8"), "TP221") == []
+    finding = _codes(lint(code, select=["TP221"], min_torch="2.8"), "TP221")[0]
+    assert "needs PyTorch >= 2.9" in finding.fix.message and "2.9" in finding.message
+
+
+@pytest.mark.torch
+def test_flex_return_lse_claims():
+    torch = pytest.importorskip("torch")
+    from torch.nn.attention import flex_attention as fa
+
+    assert inspect.signature(fa.AuxRequest).parameters["lse"].default is False
+    query = torch.randn(1, 1, 16, 8)
+    namespace = {"q": query, "k": query, "v": query, "mask": None}
+    getattr(fa, "_WARNINGS_SHOWN", set()).discard("deprecated_return_lse")  # the warning is once per process
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old = _run(FlexAttentionReturnLse.INVALID[0].code, namespace)
+    assert any(issubclass(w.category, FutureWarning) and "return_lse is deprecated" in str(w.message) for w in caught)
+    getattr(fa, "_WARNINGS_SHOWN", set()).discard("deprecated_return_lse")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        new = _run(FlexAttentionReturnLse.INVALID[0].fixed, namespace)
+    assert not [w for w in caught if "return_lse" in str(w.message)]
+    assert torch.allclose(new["lse"], old["lse"]) and torch.allclose(new["out"], old["out"])
+    # Both at once is refused.
+    with pytest.raises(ValueError, match="Cannot specify both"):
+        fa.flex_attention(query, query, query, return_lse=True, return_aux=fa.AuxRequest(lse=True))
