@@ -68,13 +68,17 @@ def test_full_report_shows_the_fix() -> None:
     env = probes.load_recording(RECORDINGS / "driver-too-old.json")
     text = render_full(env, diagnose(env))
     assert "DR030 error" in text
-    assert "fix: pip uninstall -y torch && pip install torch==2.12.1 --index-url https://download.pytorch.org/whl/cu126" in text
+    assert (
+        "fix: pip uninstall -y torch && pip install torch==2.12.1 --index-url https://download.pytorch.org/whl/cu126"
+        in text
+    )
     assert "1 problem(s) found." in text
 
 
 def test_planning_volta_driver_535_python_312_torch_211(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run_doctor(
-        ["--gpu", "sm_70", "--driver", "535", "--python", "3.12", "--target-torch", "2.11", "--output-format", "json"], capsys
+        ["--gpu", "sm_70", "--driver", "535", "--python", "3.12", "--target-torch", "2.11", "--output-format", "json"],
+        capsys,
     )
     plan = json.loads(out)["plan"]
     assert code == 0
@@ -87,20 +91,30 @@ def test_planning_volta_driver_535_python_312_torch_211(capsys: pytest.CaptureFi
     ("argv", "command_line"),
     [
         # Ampere with a CUDA 13 driver: the PyPI default cu130 of 2.13.
-        (["--gpu", "8.0", "--driver", "580.95.05", "--python", "3.12", "--target-torch", "2.13"],
-         "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu130"),
+        (
+            ["--gpu", "8.0", "--driver", "580.95.05", "--python", "3.12", "--target-torch", "2.13"],
+            "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu130",
+        ),
         # RTX 5090 (sm_120) in 2.7: only the cu128 build has Blackwell kernels.
-        (["--gpu", "sm_120", "--driver", "575.57.08", "--target-torch", "2.7"],
-         "pip install torch==2.7.1 --index-url https://download.pytorch.org/whl/cu128"),
+        (
+            ["--gpu", "sm_120", "--driver", "575.57.08", "--target-torch", "2.7"],
+            "pip install torch==2.7.1 --index-url https://download.pytorch.org/whl/cu128",
+        ),
         # A driver from the CUDA 11 era: only cu118 runs, and 2.7 is the last release with it.
-        (["--gpu", "8.6", "--driver", "470.82.01"],
-         "pip install torch==2.7.1 --index-url https://download.pytorch.org/whl/cu118"),
+        (
+            ["--gpu", "8.6", "--driver", "470.82.01"],
+            "pip install torch==2.7.1 --index-url https://download.pytorch.org/whl/cu118",
+        ),
         # No GPU: the CPU build of the newest release for Python 3.11.
-        (["--gpu", "none", "--python", "3.11"],
-         "pip install torch==2.15.0 --index-url https://download.pytorch.org/whl/cpu"),
+        (
+            ["--gpu", "none", "--python", "3.11"],
+            "pip install torch==2.15.0 --index-url https://download.pytorch.org/whl/cpu",
+        ),
         # An exact patch release is kept.
-        (["--gpu", "sm_90", "--driver", "580.95.05", "--target-torch", "2.12.0"],
-         "pip install torch==2.12.0 --index-url https://download.pytorch.org/whl/cu130"),
+        (
+            ["--gpu", "sm_90", "--driver", "580.95.05", "--target-torch", "2.12.0"],
+            "pip install torch==2.12.0 --index-url https://download.pytorch.org/whl/cu130",
+        ),
     ],
     ids=["ampere-213", "blackwell-27-cu128", "driver-470", "cpu-only", "exact-patch"],
 )
@@ -112,7 +126,9 @@ def test_planning_chooses_the_build(argv: list[str], command_line: str, capsys: 
 
 def test_planning_no_build_fits_the_target(capsys: pytest.CaptureFixture[str]) -> None:
     # 2.15 lists no CUDA 12.6 build (RFC #190385), so nothing has Volta kernels; 2.14.1 cu126 still does.
-    code, out = run_doctor(["--gpu", "sm_70", "--driver", "550.54.15", "--target-torch", "2.15", "--output-format", "json"], capsys)
+    code, out = run_doctor(
+        ["--gpu", "sm_70", "--driver", "550.54.15", "--target-torch", "2.15", "--output-format", "json"], capsys
+    )
     report = json.loads(out)
     assert code == 1
     [finding] = report["findings"]
@@ -130,7 +146,9 @@ def test_planning_nothing_fits_at_all(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_planning_python_outside_the_target(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = run_doctor(["--gpu", "sm_90", "--python", "3.10", "--target-torch", "2.15", "--output-format", "json"], capsys)
+    code, out = run_doctor(
+        ["--gpu", "sm_90", "--python", "3.10", "--target-torch", "2.15", "--output-format", "json"], capsys
+    )
     codes = sorted(finding["code"] for finding in json.loads(out)["findings"])
     assert code == 1
     assert codes == ["DR001", "DR060"]
@@ -194,11 +212,16 @@ def test_cli_registers_doctor_with_exit_code_2_on_bad_input(capsys: pytest.Captu
 
 
 def test_parse_nvidia_smi_with_and_without_compute_cap() -> None:
-    gpus, driver = probes.parse_nvidia_smi("0, NVIDIA A100-SXM4-80GB, 8.0, 580.95.05\n1, NVIDIA A100-SXM4-80GB, 8.0, 580.95.05\n")
+    gpus, driver = probes.parse_nvidia_smi(
+        "0, NVIDIA A100-SXM4-80GB, 8.0, 580.95.05\n1, NVIDIA A100-SXM4-80GB, 8.0, 580.95.05\n"
+    )
     assert [gpu.capability for gpu in gpus] == [(8, 0), (8, 0)] and driver == "580.95.05"
     gpus, driver = probes.parse_nvidia_smi("0, Tesla K80, 470.82.01\n")
     assert gpus[0].capability is None and driver == "470.82.01"
-    assert probes.parse_nvidia_smi("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.") == ([], None)
+    assert probes.parse_nvidia_smi("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.") == (
+        [],
+        None,
+    )
 
 
 def test_parse_proc_driver_version() -> None:
@@ -242,7 +265,18 @@ def test_facts_match_the_catalog_environment_matrix() -> None:
     assert facts.python_range("2.9") == ((3, 10), (3, 14))
     assert facts.python_range("2.15.0") == ((3, 11), (3, 15))
     assert [release.pypi_default for release in facts.releases()] == [
-        "cu121", "cu124", "cu124", "cu126", "cu128", "cu128", "cu128", "cu130", "cu130", "cu130", "cu130", "cu132"
+        "cu121",
+        "cu124",
+        "cu124",
+        "cu126",
+        "cu128",
+        "cu128",
+        "cu128",
+        "cu130",
+        "cu130",
+        "cu130",
+        "cu130",
+        "cu132",
     ]
     assert not facts.release("2.6").cxx11_abi and facts.release("2.7").cxx11_abi
     # Catalog seed correction: cu128 kept Volta in 2.8–2.10 and dropped it in 2.11.
@@ -342,11 +376,19 @@ def test_cuda_runtime_major_from_dt_needed() -> None:
 
 def test_readme_section_matches_the_code(capsys: pytest.CaptureFixture[str]) -> None:
     readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## torchpatch doctor"):]
+    section = readme[readme.index("## torchpatch doctor") :]
     for code, (name, meaning) in FINDINGS.items():
         assert f"| `{code}` | `{name}` | {meaning} |" in section
     prompt = "$ torchpatch doctor --gpu sm_70 --driver 535 --python 3.12 --target-torch 2.11\n"
     start = section.index(prompt) + len(prompt)
-    shown = section[start:section.index("```", start)].rstrip()
+    shown = section[start : section.index("```", start)].rstrip()
     _, out = run_doctor(["--gpu", "sm_70", "--driver", "535", "--python", "3.12", "--target-torch", "2.11"], capsys)
     assert shown == out.rstrip()
+
+
+def test_target_that_is_already_installed(capsys: pytest.CaptureFixture[str]) -> None:
+    path = RECORDINGS / "healthy-a100-cu130.json"
+    code, out = run_doctor(["--environment", str(path), "--target-torch", "2.13", "--output-format", "json"], capsys)
+    plan = json.loads(out)["plan"]
+    assert code == 0
+    assert (plan["version"], plan["build"], plan["command"]) == ("2.13.0", "cu130", "")

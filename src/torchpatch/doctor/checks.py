@@ -14,7 +14,6 @@ from torchpatch import platform_facts as facts
 from torchpatch.doctor.plan import MINOR_COMPAT, Choice, Machine, best_release, choose, companion_pin
 from torchpatch.doctor.probes import Environment, GPU
 from torchpatch.platform_facts import Release, capability, capability_text
-from torchpatch.versions import Version
 
 SEVERITIES = ("error", "warning", "info")
 #: Severities that make doctor exit 1.
@@ -38,7 +37,10 @@ FINDINGS: dict[str, tuple[str, str]] = {
     "DR040": ("companion-mismatch", "an installed package pins a torch other than the installed one"),
     "DR041": ("torch-requirement-mismatch", "a package torch pins (e.g. triton) has another version installed"),
     "DR050": ("extension-abi-mismatch", "a compiled extension uses the other C++ string ABI than torch"),
-    "DR051": ("extension-built-for-other-torch", "a compiled extension imports torch symbols the installed torch lacks"),
+    "DR051": (
+        "extension-built-for-other-torch",
+        "a compiled extension imports torch symbols the installed torch lacks",
+    ),
     "DR052": ("extension-cuda-mismatch", "a compiled extension links another CUDA runtime major than torch"),
     "DR060": ("no-build-fits", "no wheel of the requested release fits this Python, GPU and driver"),
 }
@@ -67,6 +69,7 @@ class Diagnosis:
     plan_release: Release | None
     plan_reasons: list[str]
     companions: list[str]
+    plan_command: str = ""
 
     @property
     def has_problems(self) -> bool:
@@ -238,7 +241,9 @@ def check_advisories(ctx: Context) -> list[Finding]:
             continue
         fix, notes = ctx.best_fix(at_least=advisory.fixed)
         alias = f" / {advisory.alias}" if advisory.alias else ""
-        message = f"torch {torch.version} is affected by {advisory.id}{alias} (fixed in {advisory.fixed}): {advisory.summary}"
+        message = (
+            f"torch {torch.version} is affected by {advisory.id}{alias} (fixed in {advisory.fixed}): {advisory.summary}"
+        )
         if not fix:
             message += f"; no torch >= {advisory.fixed} has a wheel for this machine, so only avoid loading untrusted checkpoints"
         findings.append(Finding("DR010", advisory.severity, message, fix, [*notes, f"source: {advisory.source}"]))
@@ -276,7 +281,11 @@ def installed_arches(ctx: Context) -> tuple[tuple[tuple[int, int], ...], tuple[i
     build = _installed_build(ctx)
     if build is None:
         return (), None, ""
-    return build.archs, build.ptx, f"the data table ({build.tag} of torch {ctx.installed.version if ctx.installed else '?'})"
+    return (
+        build.archs,
+        build.ptx,
+        f"the data table ({build.tag} of torch {ctx.installed.version if ctx.installed else '?'})",
+    )
 
 
 def check_gpus(ctx: Context) -> list[Finding]:
@@ -376,7 +385,8 @@ def check_driver(ctx: Context) -> list[Finding]:
     if driver < requirement.toolkit_driver:
         cubins, ptx, _ = installed_arches(ctx)
         ptx_only = [
-            gpu for gpu in env.gpus
+            gpu
+            for gpu in env.gpus
             if gpu.capability and not any(a[0] == gpu.capability[0] and a[1] <= gpu.capability[1] for a in cubins)
         ]
         severity = "warning" if ptx_only else "info"
@@ -460,7 +470,9 @@ def check_packages(ctx: Context) -> list[Finding]:
                 f'echo "torch=={torch.version}" > torch-constraint.txt && '
                 f"pip install --upgrade {package.name} -c torch-constraint.txt"
             )
-            notes.append(f"pip picks the newest {package.name} whose pin accepts the installed torch, or reports that none does")
+            notes.append(
+                f"pip picks the newest {package.name} whose pin accepts the installed torch, or reports that none does"
+            )
         findings.append(
             Finding(
                 "DR040",
@@ -503,7 +515,7 @@ _OLD_ABI_STRING = re.compile(r"(?:RK|PK|R|P|I|K)Ss")
 
 
 def extension_abi(symbols: tuple[str, ...]) -> str | None:
-    """"cxx11" or "pre-cxx11" from how imported torch symbols mangle std::string; None if none take one."""
+    """ "cxx11" or "pre-cxx11" from how imported torch symbols mangle std::string; None if none take one."""
     new = any("__cxx11" in name for name in symbols)
     old = any(_OLD_ABI_STRING.search(name) for name in symbols)
     if new and not old:
@@ -543,8 +555,10 @@ def check_extensions(ctx: Context) -> list[Finding]:
                     f"{abi} C++ ABI but torch {torch.version} uses the {wanted} ABI (PyPI wheels switched to "
                     "_GLIBCXX_USE_CXX11_ABI=1 in 2.7): importing it fails with 'undefined symbol'",
                     rebuild,
-                    ["rebuilds it from source against the installed torch; a prebuilt wheel must match the ABI "
-                     "(flash-attn names it cxx11abiTRUE/FALSE)"],
+                    [
+                        "rebuilds it from source against the installed torch; a prebuilt wheel must match the ABI "
+                        "(flash-attn names it cxx11abiTRUE/FALSE)"
+                    ],
                 )
             )
             continue
@@ -578,7 +592,11 @@ def check_extensions(ctx: Context) -> list[Finding]:
             # Stable-ABI extensions (torch/csrc/stable, 2.9+) import C functions that only grow: a missing
             # one means the extension needs a newer torch rather than a rebuild.
             stable_only = not any(name.startswith("_Z") for name in extension.missing_symbols)
-            why = "it needs a newer torch (stable C ABI functions)" if stable_only else "it was built against another torch"
+            why = (
+                "it needs a newer torch (stable C ABI functions)"
+                if stable_only
+                else "it was built against another torch"
+            )
             findings.append(
                 Finding(
                     "DR051",
@@ -621,7 +639,11 @@ def check_plan(ctx: Context) -> tuple[list[Finding], Choice | None, list[str]]:
     choice = best_release(ctx.machine)
     if choice is None:
         return (
-            [Finding("DR060", "error", f"no torch release torchpatch knows has a wheel for {_machine_text(ctx.machine)}")],
+            [
+                Finding(
+                    "DR060", "error", f"no torch release torchpatch knows has a wheel for {_machine_text(ctx.machine)}"
+                )
+            ],
             None,
             [],
         )
@@ -660,4 +682,7 @@ def diagnose(env: Environment, target: str | None = None) -> Diagnosis:
     findings.extend(plan_findings)
     order = {severity: rank for rank, severity in enumerate(SEVERITIES)}
     findings.sort(key=lambda finding: (order[finding.severity], finding.code))
-    return Diagnosis(findings, plan, target_release or (plan.release if plan else None), reasons, companions)
+    plan_command = ctx.command(plan) if plan is not None and not ctx.is_installed(plan) else ""
+    return Diagnosis(
+        findings, plan, target_release or (plan.release if plan else None), reasons, companions, plan_command
+    )

@@ -18,7 +18,9 @@ _OLDEST_GPU, _NEWEST_GPU = (3, 0), (12, 9)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--output-format", choices=("full", "json"), default="full", help="report format (default: full)")
+    parser.add_argument(
+        "--output-format", choices=("full", "json"), default="full", help="report format (default: full)"
+    )
     parser.add_argument(
         "--target-torch",
         metavar="X.Y[.Z]",
@@ -43,9 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="also save what the probes saw on this machine as a recording (JSON) that --environment replays",
     )
-    parser.add_argument(
-        "--no-extensions", action="store_true", help="skip reading compiled extensions' symbol tables"
-    )
+    parser.add_argument("--no-extensions", action="store_true", help="skip reading compiled extensions' symbol tables")
 
 
 def _parse_gpus(values: list[str], usage_error: type[Exception]) -> list[tuple[int, int]]:
@@ -57,7 +57,9 @@ def _parse_gpus(values: list[str], usage_error: type[Exception]) -> list[tuple[i
             try:
                 cap = facts.capability(item)
             except ValueError:
-                raise usage_error(f"--gpu {item!r} is not a GPU architecture (expected e.g. sm_70, sm_86 or 8.6)") from None
+                raise usage_error(
+                    f"--gpu {item!r} is not a GPU architecture (expected e.g. sm_70, sm_86 or 8.6)"
+                ) from None
             if not _OLDEST_GPU <= cap <= _NEWEST_GPU:
                 raise usage_error(f"--gpu {item!r} is not an NVIDIA compute capability (known: sm_30 to sm_129)")
             caps.append(cap)
@@ -102,7 +104,9 @@ def run(args: argparse.Namespace) -> int:
     target = _parse_target(args.target_torch, UsageError) if args.target_torch else None
     planning = args.gpu is not None or args.driver is not None or args.python is not None
     if planning and (args.environment or args.record):
-        raise UsageError("--environment and --record describe a whole machine; do not combine them with --gpu, --driver or --python")
+        raise UsageError(
+            "--environment and --record describe a whole machine; do not combine them with --gpu, --driver or --python"
+        )
     if args.environment and args.record:
         raise UsageError("--record saves this machine; it cannot be combined with --environment")
     if planning:

@@ -146,9 +146,13 @@ def _notes(release: Release, build: Build, mode: str, machine: Machine) -> tuple
         if advisory.severity == "error" and advisory.affects(release.latest_patch):
             notes.append(f"torch {release.latest_patch} is affected by {advisory.id} (fixed in {advisory.fixed})")
     if machine.nvidia and not machine.gpus and build.cuda:
-        notes.append("the GPU's compute capability is unknown: check it is in this build's list (" + _arch_text(build) + ")")
+        notes.append(
+            "the GPU's compute capability is unknown: check it is in this build's list (" + _arch_text(build) + ")"
+        )
     if not build.verified:
-        notes.append(f"unverified: {build.tag} of torch {release.version} was not read from a real wheel ({build.note or build.source})")
+        notes.append(
+            f"unverified: {build.tag} of torch {release.version} was not read from a real wheel ({build.note or build.source})"
+        )
     return tuple(notes)
 
 

@@ -239,7 +239,9 @@ def gpus_from_probe(probe: dict[str, Any]) -> list[GPU]:
     gpus = []
     for device in probe.get("devices") or []:
         major, minor = (int(part) for part in str(device["capability"]).split("."))
-        gpus.append(GPU(index=int(device["index"]), name=str(device["name"]), capability=(major, minor), source="torch"))
+        gpus.append(
+            GPU(index=int(device["index"]), name=str(device["name"]), capability=(major, minor), source="torch")
+        )
     return gpus
 
 
@@ -274,7 +276,7 @@ class ElfSymbols:
 
 def _c_string(table: bytes, offset: int) -> bytes:
     end = table.find(b"\0", offset)
-    return table[offset:end if end >= 0 else len(table)]
+    return table[offset : end if end >= 0 else len(table)]
 
 
 def elf_dynamic_symbols(path: Path) -> ElfSymbols | None:
@@ -362,7 +364,7 @@ def probe_torch_subprocess(python: str = sys.executable) -> tuple[dict[str, Any]
         return None, f"could not start {python}: {error}"
     for line in done.stdout.splitlines():
         if line.startswith(PROBE_MARKER):
-            return json.loads(line[len(PROBE_MARKER):]), ""
+            return json.loads(line[len(PROBE_MARKER) :]), ""
     last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
     return None, f"the torch probe crashed: {last}"
 
@@ -440,7 +442,9 @@ def _nvidia_smi_output() -> tuple[str, list[str]]:
     smi = shutil.which("nvidia-smi")
     if not smi:
         return "", []
-    done = _run([smi, "--query-gpu=index,name,compute_cap,driver_version", "--format=csv,noheader"], NVIDIA_SMI_TIMEOUT_S)
+    done = _run(
+        [smi, "--query-gpu=index,name,compute_cap,driver_version", "--format=csv,noheader"], NVIDIA_SMI_TIMEOUT_S
+    )
     if done is not None and done.returncode == 0:
         return done.stdout, []
     # nvidia-smi of drivers older than ~510 has no compute_cap field: keep names and driver.
@@ -545,7 +549,11 @@ def recorded_environment(recording: dict[str, Any]) -> Environment:
         )
     return Environment(
         python=python,  # type: ignore[arg-type]
-        platform=dict(recording.get("platform", {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"})),
+        platform=dict(
+            recording.get(
+                "platform", {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"}
+            )
+        ),
         torch=torch,
         gpus=gpus,
         driver=driver,

@@ -77,7 +77,7 @@ def to_json(env: Environment, diagnosis: Diagnosis) -> dict[str, Any]:
             "build": plan.build.tag,
             "index_url": plan.build.index_url,
             "driver_mode": plan.driver_mode,
-            "command": plan.command(diagnosis.companions),
+            "command": diagnosis.plan_command,
             "notes": list(plan.notes),
         },
         "findings": [finding.to_json() for finding in diagnosis.findings],
@@ -93,7 +93,12 @@ def _torch_line(env: Environment) -> str:
     torch = env.torch
     if torch is None:
         return "not installed"
-    build = {"cpu": "CPU build", "cuda": f"CUDA {torch.cuda} build", "rocm": f"ROCm (HIP {torch.hip}) build", "xpu": "XPU build"}[torch.build]
+    build = {
+        "cpu": "CPU build",
+        "cuda": f"CUDA {torch.cuda} build",
+        "rocm": f"ROCm (HIP {torch.hip}) build",
+        "xpu": "XPU build",
+    }[torch.build]
     abi = "" if torch.cxx11_abi is None else (", C++11 ABI" if torch.cxx11_abi else ", pre-C++11 ABI")
     state = "imports" if torch.importable else "does NOT import"
     line = f"{torch.version} ({build}{abi}; {state}, seen by {torch.source})"
@@ -122,7 +127,11 @@ def render_full(env: Environment, diagnosis: Diagnosis) -> str:
             lines.append(f"{'GPU':10}{gpu.index}: {gpu.name} ({cap}; from {gpu.source})")
     else:
         lines.append(f"{'GPU':10}none" + ("" if env.planning else " found (no torch device, no nvidia-smi)"))
-    driver = f"{env.driver} (from {env.driver_source})" if env.driver else ("not given" if env.planning else "no NVIDIA driver found")
+    driver = (
+        f"{env.driver} (from {env.driver_source})"
+        if env.driver
+        else ("not given" if env.planning else "no NVIDIA driver found")
+    )
     lines.append(f"{'Driver':10}{driver}")
     if env.packages:
         listed = ", ".join(f"{package.name} {package.version}" for package in env.packages)
@@ -135,7 +144,7 @@ def render_full(env: Environment, diagnosis: Diagnosis) -> str:
     if plan is not None:
         lines.append("")
         lines.append(f"Install   {plan.label}, CUDA driver: {plan.driver_mode}")
-        lines.append(f"  {plan.command(diagnosis.companions)}")
+        lines.append(f"  {diagnosis.plan_command or 'already installed'}")
         for note in plan.notes:
             lines.append(f"  note: {note}")
     if diagnosis.plan_reasons and plan is not None:
