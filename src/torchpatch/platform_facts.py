@@ -55,6 +55,7 @@ class Build:
     archs: tuple[tuple[int, int], ...]
     ptx: tuple[int, int] | None
     cxx11_abi: bool
+    platform_tag: str
     verified: bool
     source: str
     note: str
@@ -161,12 +162,13 @@ def _python(text: str) -> tuple[int, int]:
     return major, minor
 
 
-def _build(row: dict[str, Any], release_abi: bool) -> Build:
+def _build(row: dict[str, Any], release_abi: bool, release_tag: str) -> Build:
     return Build(
         tag=row["tag"],
         archs=tuple(capability(arch) for arch in row.get("archs", [])),
         ptx=capability(row["ptx"]) if row.get("ptx") else None,
         cxx11_abi=bool(row.get("cxx11_abi", release_abi)),
+        platform_tag=row.get("platform_tag", release_tag),
         verified=bool(row.get("verified", False)),
         source=row["source"],
         note=row.get("note", ""),
@@ -192,7 +194,7 @@ def releases() -> tuple[Release, ...]:
                 rocm=row.get("rocm", ""),
                 torchvision=row.get("torchvision", ""),
                 torchaudio=row.get("torchaudio", ""),
-                builds=tuple(_build(build, abi) for build in row["builds"]),
+                builds=tuple(_build(build, abi, row["platform_tag"]) for build in row["builds"]),
                 source=row["source"],
                 note=row.get("note", ""),
             )

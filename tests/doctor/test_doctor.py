@@ -38,7 +38,9 @@ def test_recorded_environment(path: Path, capsys: pytest.CaptureFixture[str]) ->
     report = json.loads(out)
     assert code == expect["exit"]
     assert sorted(finding["code"] for finding in report["findings"]) == sorted(expect["codes"])
-    by_code = {finding["code"]: finding for finding in report["findings"]}
+    by_code: dict[str, dict] = {}
+    for finding in report["findings"]:  # the first (most severe) finding of each code
+        by_code.setdefault(finding["code"], finding)
     for code_name, fix in expect.get("fix", {}).items():
         assert by_code[code_name]["fix"] == fix
     for code_name, severity in expect.get("severity", {}).items():
@@ -392,3 +394,13 @@ def test_target_that_is_already_installed(capsys: pytest.CaptureFixture[str]) ->
     plan = json.loads(out)["plan"]
     assert code == 0
     assert (plan["version"], plan["build"], plan["command"]) == ("2.13.0", "cu130", "")
+
+
+def test_old_glibc_rules_out_manylinux_2_28(capsys: pytest.CaptureFixture[str]) -> None:
+    path = RECORDINGS / "glibc-217-centos7.json"
+    code, out = run_doctor(["--environment", str(path), "--target-torch", "2.11", "--output-format", "json"], capsys)
+    [finding] = [finding for finding in json.loads(out)["findings"] if finding["code"] == "DR060"]
+    assert code == 1
+    assert "cu126 is manylinux_2_28_x86_64: it needs glibc >= 2.28, this system has 2.17" in finding["message"]
+    # 2.6.0 cu124 (manylinux1 file name) is the newest wheel CentOS 7 can install; its cu126 build is 2_28.
+    assert finding["fix"] == "pip install torch==2.6.0 --index-url https://download.pytorch.org/whl/cu124"

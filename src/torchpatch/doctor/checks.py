@@ -129,11 +129,18 @@ def machine_of(env: Environment) -> Machine:
             driver = facts.dotted(env.driver)
         except ValueError:
             driver = None
+    glibc = None
+    if env.platform.get("glibc"):
+        try:
+            glibc = facts.dotted(env.platform["glibc"])
+        except ValueError:
+            glibc = None
     return Machine(
         python=env.python[:2] if env.python else None,  # type: ignore[arg-type]
         gpus=tuple(gpu.capability for gpu in env.gpus if gpu.capability is not None),
         driver=driver,
         nvidia=bool(env.gpus) or driver is not None,
+        glibc=glibc,
     )
 
 

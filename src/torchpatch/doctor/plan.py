@@ -21,6 +21,8 @@ class Machine:
     driver: tuple[int, ...] | None
     #: An NVIDIA GPU is present even if no capability is known (driver seen, or nvidia-smi without compute_cap).
     nvidia: bool = False
+    #: The C library of a Linux machine, e.g. (2, 17) on CentOS 7; None when unknown or not glibc.
+    glibc: tuple[int, ...] | None = None
 
     @property
     def wants_cuda(self) -> bool:
@@ -92,6 +94,13 @@ def fits(release: Release, machine: Machine) -> tuple[list[Choice], list[str]]:
     for build in release.builds:
         if machine.wants_cuda != (build.cuda is not None):
             continue
+        # 2.7 moved the Linux wheels from manylinux1 file names to manylinux_2_28 (2.6 already for cu126):
+        # CentOS 7 (glibc 2.17) and other old distributions cannot install them.
+        needs = _manylinux_glibc(build.platform_tag)
+        if machine.glibc and needs and machine.glibc < needs:
+            have = ".".join(map(str, machine.glibc))
+            reasons.append(f"{build.tag} is {build.platform_tag}: it needs glibc >= 2.28, this system has {have}")
+            continue
         missing = [cap for cap in machine.gpus if not build.runs_on(cap)]
         if missing:
             gpus = ", ".join(capability_text(cap) for cap in missing)
@@ -113,6 +122,14 @@ def fits(release: Release, machine: Machine) -> tuple[list[Choice], list[str]]:
         reverse=True,
     )
     return choices, reasons
+
+
+def _manylinux_glibc(tag: str) -> tuple[int, int] | None:
+    """``manylinux_2_28_x86_64`` → (2, 28); None for tags without a glibc version (manylinux1)."""
+    parts = tag.split("_")
+    if len(parts) > 3 and parts[0] == "manylinux" and parts[1].isdigit() and parts[2].isdigit():
+        return int(parts[1]), int(parts[2])
+    return None
 
 
 def _cuda_key(build: Build) -> tuple[int, ...]:

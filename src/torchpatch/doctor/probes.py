@@ -464,6 +464,7 @@ def live_recording(scan_compiled: bool = True) -> dict[str, Any]:
             "sys_platform": sys.platform,
             "platform_system": platform.system(),
             "platform_machine": platform.machine(),
+            "glibc": platform.libc_ver()[1] if platform.libc_ver()[0] == "glibc" else "",
         },
         "packages": [{"name": p.name, "version": p.version, "requires": list(p.requires)} for p in packages],
     }
