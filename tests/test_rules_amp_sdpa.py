@@ -371,3 +371,63 @@ def test_sdp_kernel_fixed_examples_run_clean(example):
     assert _deprecations(caught, "sdp_kernel")
     _, caught = _record(lambda: _exec(example_code(example.fixed), **names))
     assert _deprecations(caught) == []
+
+
+# -- TP401: checkpoint use_reentrant --------------------------------------------------------------------
+
+@pytest.mark.parametrize("code, flagged", [
+    pytest.param("from torch.utils.checkpoint import checkpoint_sequential\ny = checkpoint_sequential(m, 2, x, True)\n",
+                 False, id="sequential-positional"),
+    pytest.param("from torch.utils.checkpoint import checkpoint_sequential\ny = checkpoint_sequential(m, 2, *rest)\n",
+                 False, id="sequential-starred-may-pass-it"),
+    pytest.param("from torch.utils.checkpoint import checkpoint\ny = checkpoint(f, *inputs)\n", True, id="starred-inputs"),
+    pytest.param("import torch\ny = torch.utils.checkpoint.checkpoint(f, x, **extra)\n", False, id="double-star"),
+    pytest.param("import torch\ndef run(torch):\n    return torch.utils.checkpoint.checkpoint(f, x)\n", False, id="shadowed"),
+    pytest.param("import torch\nrun = lambda f, x: torch.utils.checkpoint.checkpoint(f, x)\n", True, id="lambda"),
+])
+def test_checkpoint_cases(lint, code, flagged):
+    findings = _findings(lint, code, "TP401")
+    assert [f.code for f in findings] == (["TP401"] if flagged else [])
+    if flagged:
+        assert "2.1" in findings[0].message and findings[0].fix.applicability == "unsafe"
+
+
+def _reentrant_warnings(caught):
+    return [str(w.message) for w in caught if "use_reentrant" in str(w.message)]
+
+
+@pytest.mark.torch
+def test_checkpoint_without_use_reentrant_still_warns_and_defaults_to_reentrant():
+    torch = pytest.importorskip("torch")
+    from torch.utils.checkpoint import checkpoint, checkpoint_sequential
+
+    x = torch.ones(3)  # no input requires grad: only the reentrant variant complains about that
+    _, caught = _record(lambda: checkpoint(torch.sin, x))
+    assert _reentrant_warnings(caught), "checkpoint without use_reentrant no longer warns"
+    assert any("None of the inputs have requires_grad=True" in str(w.message) for w in caught), \
+        "the default is no longer the reentrant variant"
+    model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU())
+    _, caught = _record(lambda: checkpoint_sequential(model, 2, torch.ones(1, 3, requires_grad=True)))
+    assert _reentrant_warnings(caught)
+    assert inspect.signature(checkpoint).parameters["use_reentrant"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert list(inspect.signature(checkpoint_sequential).parameters)[3] == "use_reentrant"
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("example", _fixed_examples("TP401"))
+def test_checkpoint_fixed_examples_run_clean(example):
+    torch = pytest.importorskip("torch")
+    layer = torch.nn.Linear(3, 3)
+
+    class Self:
+        pass
+
+    self = Self()
+    self.layer = layer
+    names = {"block": layer, "layer": layer, "layers": [layer, layer], "x": torch.ones(2, 3, requires_grad=True),
+             "inputs": (torch.ones(2, 3, requires_grad=True),), "model": torch.nn.Sequential(layer, torch.nn.ReLU())}
+    run_forward = "forward(self, x)\n" if "def forward" in example.code else ""
+    _, caught = _record(lambda: _exec(example_code(example.code) + run_forward, self=self, **names))
+    assert _reentrant_warnings(caught)
+    _, caught = _record(lambda: _exec(example_code(example.fixed) + run_forward, self=self, **names))
+    assert _reentrant_warnings(caught) == []
