@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--environment",
         metavar="FILE",
-        help="diagnose a recorded environment (JSON, see tests/doctor/recordings) instead of this machine",
+        help="diagnose a recording made by --record (JSON) instead of this machine",
     )
     parser.add_argument(
         "--record",
