@@ -13,6 +13,7 @@ from torchpatch.rules.base import example_code
 from torchpatch.rules.create_block_mask_compile_flag import CreateBlockMaskCompileFlag
 from torchpatch.rules.error_on_graph_break_without_argument import ErrorOnGraphBreakWithoutArgument
 from torchpatch.rules.flex_attention_return_lse import FlexAttentionReturnLse
+from torchpatch.rules.varlen_attn_signature import VarlenAttnSignature
 
 
 def _codes(result, code):
@@ -201,3 +202,84 @@ def test_flex_return_lse_claims():
     # Both at once is refused.
     with pytest.raises(ValueError, match="Cannot specify both"):
         fa.flex_attention(query, query, query, return_lse=True, return_aux=fa.AuxRequest(lse=True))
+
+
+# -- TP110 varlen-attn-signature ----------------------------------------------------------------
+
+VARLEN = "from torch.nn.attention.varlen import varlen_attn\n"
+
+
+@pytest.mark.parametrize("call, min_torch, safe_result", [
+    ("varlen_attn(q, k, v, cu, cu, m, m, is_causal=True)", "2.10", None),
+    ("varlen_attn(q, k, v, cu, cu, m, m, is_causal=True)", "2.11", "varlen_attn(q, k, v, cu, cu, m, m, window_size=(-1, 0))"),
+    ("varlen_attn(q, k, v, cu, cu, m, m, is_causal=False)", "2.10", "varlen_attn(q, k, v, cu, cu, m, m)"),
+    ("varlen_attn(q, k, v, cu, cu, m, m, False, aux)", "2.10", "varlen_attn(q, k, v, cu, cu, m, m, return_aux=aux)"),
+    ("varlen_attn(q, k, v, cu, cu, m, m, True, aux)", "2.10", None),
+], ids=["causal-min-2.10", "causal-min-2.11", "not-causal", "positional-aux", "positional-causal-min-2.10"])
+def test_varlen_fix_safety(lint, call, min_torch, safe_result):
+    code = f"{VARLEN}out = {call}\n"
+    expected = code if safe_result is None else f"{VARLEN}out = {safe_result}\n"
+    assert _safe_fixed(lint, code, "TP110", min_torch=min_torch) == expected
+
+
+@pytest.mark.parametrize("call", [
+    "varlen_attn(q, k, v, cu, cu, m, m, is_causal=flag)",
+    "varlen_attn(q, k, v, cu, cu, m, m, flag)",
+    "varlen_attn(q, k, v, cu, cu, m, m, True, aux, 1.0)",
+    "varlen_attn(q, k, v, cu, cu, m, m, True, is_causal=True)",
+    "varlen_attn(*args, is_causal=True)",
+    "varlen_attn(q, k, v, cu, cu, m, m, is_causal=True, window_size=(-1, 0))",
+], ids=["non-literal", "non-literal-positional", "too-many", "twice", "star-args", "window-given"])
+def test_varlen_reported_without_fix(lint, call):
+    findings = _codes(lint(f"{VARLEN}out = {call}\n", select=["TP110"]), "TP110")
+    assert len(findings) == 1 and findings[0].fix is None
+
+
+@pytest.mark.parametrize("code", [
+    VARLEN + "out = varlen_attn(*args)\n",
+    VARLEN + "out = varlen_attn(q, k, v, cu, cu, m, m, **options)\n",
+    "import torch\nfrom torch.nn.attention.varlen import varlen_attn\ndef f(varlen_attn):\n    return varlen_attn(q, k, v, cu, cu, m, m, True)\n",
+], ids=["star-args", "double-star", "shadowed-parameter"])
+def test_varlen_not_reported(lint, code):
+    assert _codes(lint(code, select=["TP110"]), "TP110") == []
+
+
+@pytest.mark.torch
+def test_varlen_claims():
+    """2.13: is_causal and an 8th positional raise TypeError; the fixed calls bind.
+
+    The kernel needs CUDA (on CPU it raises NotImplementedError for aten::_flash_attention_forward
+    after binding), so the fixed examples are checked by binding their arguments, and by running
+    them up to the kernel.
+    """
+    torch = pytest.importorskip("torch")
+    from torch.nn.attention import varlen
+
+    parameters = inspect.signature(varlen.varlen_attn).parameters
+    names = list(parameters)
+    assert names[:7] == ["query", "key", "value", "cu_seq_q", "cu_seq_k", "max_q", "max_k"]
+    assert "is_causal" not in parameters
+    assert all(parameters[name].kind is inspect.Parameter.KEYWORD_ONLY for name in names[7:])
+    assert parameters["window_size"].default == (-1, -1)
+    assert "return_aux" in parameters
+    query = torch.randn(4, 1, 8)
+    cu = torch.tensor([0, 4], dtype=torch.int32)
+    namespace = {"q": query, "k": query, "v": query, "cu_q": cu, "cu_k": cu, "cu": cu, "max_q": 4, "max_k": 4,
+                 "m": 4, "varlen": varlen, "causal": True}
+    for example in VarlenAttnSignature.INVALID:
+        with pytest.raises(TypeError, match="is_causal|positional argument"):
+            _run(example.code, namespace)
+        if example.fixed is None:
+            continue
+        bound = []
+        real = varlen.varlen_attn
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(varlen, "varlen_attn", lambda *a, **kw: bound.append(inspect.signature(real).bind(*a, **kw)))
+            _run(example.fixed.replace("out, lse = ", "out = "), namespace)
+        assert len(bound) == 1
+        expected_window = (-1, 0) if "window_size" in example.fixed else (-1, -1)
+        assert bound[0].arguments.get("window_size", (-1, -1)) == expected_window
+        try:  # up to the kernel: binding passes, then CPU has no flash kernel
+            _run(example.fixed.replace("out, lse = ", "out = "), namespace)
+        except NotImplementedError:
+            pass
