@@ -431,3 +431,69 @@ def test_checkpoint_fixed_examples_run_clean(example):
     assert _reentrant_warnings(caught)
     _, caught = _record(lambda: _exec(example_code(example.fixed) + run_forward, self=self, **names))
     assert _reentrant_warnings(caught) == []
+
+
+# -- TP205: _register_pytree_node ---------------------------------------------------------------------
+
+def test_pytree_fix_is_unsafe_and_keeps_keywords(lint):
+    code = "import torch.utils._pytree as pytree\npytree._register_pytree_node(P, f, u, flatten_with_keys_fn=k)\n"
+    findings = _findings(lint, code, "TP205")
+    assert findings[0].fix.applicability == "unsafe" and "2.3" in findings[0].message
+    assert _fix(lint, code, "TP205").fixed_text == code.replace("._register", ".register")
+
+
+@pytest.mark.parametrize("code", [
+    pytest.param("import torch.utils._pytree as p\np._register_pytree_node(P, f, u, None, maybe_from_str_fn=g)\n", id="keyword-hook"),
+    pytest.param("import torch.utils._pytree as p\np._register_pytree_node(*spec)\n", id="starred"),
+    pytest.param("import torch.utils._pytree as p\np._register_pytree_node(P, f, u, **opts)\n", id="double-star"),
+])
+def test_pytree_reported_without_fix(lint, code):
+    assert [(f.code, f.fix) for f in _findings(lint, code, "TP205")] == [("TP205", None)]
+
+
+def _point_class():
+    class Point:
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+    return Point
+
+
+def _pytree_names():
+    return {
+        "flatten": lambda p: ([p.x, p.y], None),
+        "unflatten": lambda values, context: None,
+    }
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("example", _fixed_examples("TP205"))
+def test_pytree_example_warns_and_fixed_example_registers_without_warning(example):
+    pytest.importorskip("torch")
+    import torch.utils._pytree as pytree
+
+    for code, expect_warning in ((example.code, True), (example.fixed, False)):
+        point = _point_class()  # a fresh class: the public function refuses a second registration
+        _, caught = _record(lambda: _exec(example_code(code), Point=point, **_pytree_names()))
+        assert bool(_deprecations(caught, "_register_pytree_node")) is expect_warning, [str(w.message) for w in caught]
+        assert point in pytree.SUPPORTED_NODES
+        leaves, _ = pytree.tree_flatten(point(1, 2))
+        assert leaves == [1, 2]
+
+
+@pytest.mark.torch
+def test_pytree_public_function_differs_as_the_fix_safety_note_says():
+    pytest.importorskip("torch")
+    import torch.utils._pytree as pytree
+
+    assert list(inspect.signature(pytree.register_pytree_node).parameters)[:4] == [
+        "cls", "flatten_fn", "unflatten_fn", "serialized_type_name"]
+    assert list(inspect.signature(pytree._register_pytree_node).parameters)[3:5] == list(
+        ("to_str_fn", "maybe_from_str_fn"))
+    point = _point_class()
+    names = _pytree_names()
+    pytree.register_pytree_node(point, names["flatten"], names["unflatten"])
+    with pytest.raises(ValueError, match="already registered"):
+        pytree.register_pytree_node(point, names["flatten"], names["unflatten"])
+    _, caught = _record(lambda: pytree._register_pytree_node(point, names["flatten"], names["unflatten"]))
+    assert any("already registered" in str(w.message) for w in caught)  # the private one only warns
