@@ -67,6 +67,11 @@ def audit_path(path: str, version: Version) -> Report:
         report = Report(path, torch_version=str(version))
         report.reason = f"cannot read: {error.strerror or error}"
         return report
+    except (ValueError, EOFError, RecursionError, MemoryError) as error:
+        # Fail closed: a file the auditor cannot take apart is never reported clean.
+        report = Report(path, torch_version=str(version))
+        report.reason = f"cannot be parsed: {type(error).__name__}: {error}"
+        return report
 
 
 def audit_stream(stream: BinaryIO, size: int, filename: str, version: Version, depth: int = 0) -> Report:

@@ -143,19 +143,23 @@ def _is_tar(stream: BinaryIO) -> bool:
 
 def _open_tar(stream: BinaryIO) -> Opened:
     opened = Opened("tar")
-    with tarfile.open(fileobj=stream, mode="r:") as tar:
-        for info in tar.getmembers():
-            if not info.isfile():
-                continue
-            if info.name not in ("sys_info", "pickle", "storages", "tensors"):
-                opened.findings.append(Finding(info.name, info.offset, "warning", "TPA203", f"unexpected tar member {info.name!r}: torch's tar loader ignores it"))
-                continue
-            # storages/tensors hold a count pickle followed by records and raw data; the
-            # leading pickle is audited, the rest is tensor data.
-            member = _read_member(stream, info.name, info.offset_data)
-            if member.scan.end > info.offset_data + info.size:
-                member.scan.error = member.scan.error or "pickle runs past the end of its tar member"
-            opened.members.append(member)
+    try:
+        with tarfile.open(fileobj=stream, mode="r:") as tar:
+            infos = tar.getmembers()
+    except (tarfile.TarError, EOFError, ValueError, OSError) as error:
+        return Opened("tar", unreadable=f"tar archive is damaged: {error}")
+    for info in infos:
+        if not info.isfile():
+            continue
+        if info.name not in ("sys_info", "pickle", "storages", "tensors"):
+            opened.findings.append(Finding(info.name, info.offset, "warning", "TPA203", f"unexpected tar member {info.name!r}: torch's tar loader ignores it"))
+            continue
+        # storages/tensors hold a count pickle followed by records and raw data; the
+        # leading pickle is audited, the rest is tensor data.
+        member = _read_member(stream, info.name, info.offset_data)
+        if member.scan.end > info.offset_data + info.size:
+            member.scan.error = member.scan.error or "pickle runs past the end of its tar member"
+        opened.members.append(member)
     opened.torch_error = "legacy .tar format: torch.load(weights_only=True) refuses it"
     return opened
 

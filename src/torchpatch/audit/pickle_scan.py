@@ -79,6 +79,29 @@ class _Mark:
     pass
 
 
+# No string or bytes operand torch.save writes comes near this; a larger length field is a
+# crafted file, and reading it would cost memory proportional to the claim.
+MAX_OPERAND = 256 << 20
+
+
+class _Bounded:
+    """A read-only view of a stream that refuses reads larger than MAX_OPERAND."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self.stream = stream
+
+    def read(self, size: int = -1) -> bytes:
+        if size < 0 or size > MAX_OPERAND:
+            raise ValueError(f"operand of {size} bytes exceeds the {MAX_OPERAND >> 20} MiB limit")
+        return self.stream.read(size)
+
+    def readline(self) -> bytes:
+        return self.stream.readline(MAX_OPERAND)
+
+    def tell(self) -> int:
+        return self.stream.tell()
+
+
 MARK = _Mark()
 
 
@@ -108,7 +131,7 @@ def scan(stream: BinaryIO, base: int = 0) -> Scan:
     memo: dict[Any, Any] = {}
     offset = result.start
     try:
-        for opcode, arg, pos in pickletools.genops(stream):
+        for opcode, arg, pos in pickletools.genops(_Bounded(stream)):
             offset = base + (pos or 0)
             _step(result, stack, memo, opcode.name, arg, offset)
             if opcode.name == "STOP":
