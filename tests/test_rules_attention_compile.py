@@ -13,6 +13,7 @@ from torchpatch.rules.base import example_code
 from torchpatch.rules.create_block_mask_compile_flag import CreateBlockMaskCompileFlag
 from torchpatch.rules.error_on_graph_break_without_argument import ErrorOnGraphBreakWithoutArgument
 from torchpatch.rules.flex_attention_return_lse import FlexAttentionReturnLse
+from torchpatch.rules.lr_scheduler_verbose import VERBOSE_POSITION, LrSchedulerVerbose
 from torchpatch.rules.varlen_attn_signature import VarlenAttnSignature
 
 
@@ -283,3 +284,69 @@ def test_varlen_claims():
             _run(example.fixed.replace("out, lse = ", "out = "), namespace)
         except NotImplementedError:
             pass
+
+
+
+# -- TP111 lr-scheduler-verbose -----------------------------------------------------------------
+
+@pytest.mark.parametrize("code, expected", [
+    ("import torch.optim.lr_scheduler\ns = torch.optim.lr_scheduler.CyclicLR(opt, 0.1, 1.0, verbose=True)\n",
+     "import torch.optim.lr_scheduler\ns = torch.optim.lr_scheduler.CyclicLR(opt, 0.1, 1.0)\n"),
+    ("import torch\ndef build(opt):\n    from torch.optim.lr_scheduler import LambdaLR\n    return LambdaLR(opt, f, -1, False)\n",
+     "import torch\ndef build(opt):\n    from torch.optim.lr_scheduler import LambdaLR\n    return LambdaLR(opt, f, -1)\n"),
+    ("import torch\ns = torch.optim.lr_scheduler._LRScheduler(opt, verbose=True, last_epoch=-1)\n",
+     "import torch\ns = torch.optim.lr_scheduler._LRScheduler(opt, last_epoch=-1)\n"),
+], ids=["module-import", "function-local-positional", "private-base-keyword-first"])
+def test_lr_verbose_fix(lint, code, expected):
+    assert _safe_fixed(lint, code, "TP111") == expected
+
+
+def test_lr_verbose_positional_not_last_is_not_fixed(lint):
+    code = "import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 1, 0.1, -1, True, extra)\n"
+    findings = _codes(lint(code, select=["TP111"]), "TP111")
+    assert len(findings) == 1 and findings[0].fix is None
+
+
+@pytest.mark.parametrize("code", [
+    "import torch\ns = torch.optim.lr_scheduler.StepLR(opt, **kwargs)\n",
+    "import torch\ns = torch.optim.lr_scheduler.StepLR(*args)\n",
+    "import torch\nclass MySched(torch.optim.lr_scheduler.LRScheduler):\n    def __init__(self, opt, verbose=False):\n        self.verbose = verbose\n",
+], ids=["double-star", "star", "subclass-own-parameter"])
+def test_lr_verbose_not_reported(lint, code):
+    assert _codes(lint(code, select=["TP111"]), "TP111") == []
+
+
+def test_lr_verbose_message_names_versions(lint):
+    code = "import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 1, verbose=True)\n"
+    findings = _codes(lint(code, select=["TP111"], target="2.6"), "TP111")
+    assert findings and "deprecated since PyTorch 2.2" in findings[0].message
+    assert "removed in 2.7" in _codes(lint(code, select=["TP111"]), "TP111")[0].message
+
+
+@pytest.mark.torch
+def test_lr_verbose_claims():
+    torch = pytest.importorskip("torch")
+    from torch.optim import lr_scheduler
+
+    # Every scheduler of 2.13 lost the argument (the table lists the 2.2-2.6 ones).
+    schedulers = {name: obj for name, obj in vars(lr_scheduler).items()
+                  if inspect.isclass(obj) and obj.__module__ == lr_scheduler.__name__
+                  and (issubclass(obj, lr_scheduler.LRScheduler) or name == "ReduceLROnPlateau")}
+    assert set(VERBOSE_POSITION) <= set(schedulers)
+    for name, cls in schedulers.items():
+        assert "verbose" not in inspect.signature(cls.__init__).parameters, name
+    model = torch.nn.Linear(2, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(TypeError, match="verbose"):
+        lr_scheduler.StepLR(optimizer, 1, verbose=True)
+    with pytest.raises(TypeError):
+        lr_scheduler.ExponentialLR(optimizer, 0.9, -1, True)
+    for example in LrSchedulerVerbose.INVALID:
+        namespace = {"optimizer": optimizer, "args": type("Args", (), {"verbose": True})}
+        with pytest.raises(TypeError):
+            _run(example.code, namespace)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            namespace = _run(example.fixed, namespace)
+        assert isinstance(namespace["scheduler"], (lr_scheduler.LRScheduler, lr_scheduler.ReduceLROnPlateau))
+        assert not [w for w in caught if "verbose" in str(w.message)]
