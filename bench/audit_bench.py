@@ -51,7 +51,9 @@ def tools(bin_dir: Path) -> dict[str, tuple[list[str], dict[int, str]]]:
 def run_tool(command: list[str], outcomes: dict[int, str], path: str) -> tuple[str, float]:
     start = time.perf_counter()
     try:
-        done = subprocess.run([*command, path], capture_output=True, text=True, timeout=120)
+        # fickling appends to ./safety_results.json, so every tool runs inside the cache folder.
+        done = subprocess.run([*command, path], capture_output=True, text=True, timeout=120, cwd=CACHE,
+                              env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
         outcome = outcomes.get(done.returncode, "error")
         if command[-1] == "2.13" and done.returncode == 3 and "unreadable" in done.stdout.split("\n", 1)[0]:
             outcome = "error"

@@ -149,15 +149,66 @@ def malicious_files(tmp_marker: str) -> dict[str, bytes]:
     files["mal_plain_pickle.pkl"] = b"\x80\x02" + PRINT + b"."
     files["mal_tar.pt"] = tar_checkpoint(payload_pickle(PRINT))
     files["mal_unusual_extension.txt"] = z(payload_pickle(call(op_global("posix", "getcwd"))))
+    files["mal_eval.pt"] = z(payload_pickle(call(op_global("builtins", "eval"), op_str("1 + 1"))))
+    files["mal_exec_alias.pt"] = z(payload_pickle(call(op_global("__builtin__", "exec"), op_str("x = 1"))))
+    files["mal_import_module.pt"] = z(payload_pickle(call(op_global("importlib", "import_module"), op_str("os"))))
+    files["mal_runpy.pt"] = z(payload_pickle(call(op_global("runpy", "run_module"), op_str("this"))))
+    files["mal_webbrowser.pt"] = z(payload_pickle(call(op_global("webbrowser", "open"), op_str("http://127.0.0.1:9/"))))
+    files["mal_socket.pt"] = z(payload_pickle(call(op_global("socket", "create_connection"), call(op_global("builtins", "tuple"), b"]" + op_str("127.0.0.1") + b"a" + b"K\x09a"))))
+    files["mal_shutil_which.pt"] = z(payload_pickle(call(op_global("shutil", "which"), op_str("ls"))))
+    files["mal_ctypes.pt"] = z(payload_pickle(call(op_global("ctypes", "CDLL"), b"N")))
+    files["mal_asyncio_shell.pt"] = z(payload_pickle(call(op_global("asyncio.subprocess", "create_subprocess_shell"), op_str("echo never-run"))))
+    files["mal_pydoc_locate.pt"] = z(payload_pickle(call(op_global("pydoc", "locate"), op_str("os.getcwd"))))
+    files["mal_timeit.pt"] = z(payload_pickle(call(op_global("timeit", "timeit"), op_str("print('never-run')"))))
+    files["mal_code_interpreter.pt"] = z(payload_pickle(call(op_global("code", "InteractiveInterpreter"))))
+    reused = op_global("builtins", "getattr") + b"q\x05" + b"0" + b"h\x05" + b"(" + op_global("builtins", "print") + op_str("__call__") + b"tR)R"
+    files["mal_memo_getattr.pt"] = z(payload_pickle(reused))
+    files["mal_torch_load_computed.pt"] = z(payload_pickle(call(op_global("torch", "load"), call(op_global("io", "BytesIO"), b"C\x00"))))
+    files["mal_numpy_load.pt"] = z(payload_pickle(call(op_global("numpy", "load"), op_str("x.npy"), b"\x88")))
+    files["mal_second_folder.pt"] = z(payload_pickle(b"K\x01"), extra=[("other/data.pkl", payload_pickle(PRINT))])
+    files["mal_extra_pkl.pt"] = z(payload_pickle(b"K\x01"), extra=[("archive/extra.pkl", payload_pickle(PRINT))])
+    files["mal_protocol0_text.pt"] = z(b"cos\ngetcwd\n(tR.")
+    files["mal_obj_opcode.pt"] = z(b"(cos\ngetcwd\no.")
+    files["mal_newobj_ex.pt"] = z(b"\x80\x04" + op_short_str("subprocess") + op_short_str("Popen") + b"\x93" + b"(" + op_str("echo never-run") + b"t}\x92.")
+    files["mal_logging_handler.pt"] = z(payload_pickle(call(op_global("logging", "FileHandler"), op_str(tmp_marker))))
     return files
 
 
-def benign_files() -> dict[str, tuple[object, str]]:
-    """Objects for torch.save, each with the verdict it should get."""
+def main_classes() -> dict[str, type]:
+    """Classes defined in a training script (``__main__``) when their objects were saved."""
     import collections
-    import argparse
-    import datetime
+    import dataclasses
     import enum
+
+    class Color(enum.Enum):
+        RED = 1
+
+    @dataclasses.dataclass
+    class Config:
+        lr: float = 0.1
+        layers: int = 2
+
+    Point = collections.namedtuple("Point", "x y")
+    classes = {"Color": Color, "Config": Config, "Point": Point}
+    for name, cls in classes.items():
+        cls.__module__ = "__main__"
+        cls.__qualname__ = name
+    return classes
+
+
+def register_main(classes: dict[str, type]) -> None:
+    main = sys.modules["__main__"]
+    for name, cls in classes.items():
+        setattr(main, name, cls)
+
+
+def benign_files(classes: dict[str, type]) -> dict[str, tuple[object, str]]:
+    """Objects for torch.save, each with the verdict it should get."""
+    import argparse
+    import collections
+    import datetime
+    import decimal
+    import pathlib
 
     import numpy as np
     import torch
@@ -175,9 +226,8 @@ def benign_files() -> dict[str, tuple[object, str]]:
                                                        torch.complex64, torch.float64, torch.int64, torch.uint16, torch.uint32,
                                                        torch.uint64, torch.float8_e4m3fn, torch.float8_e5m2)}
 
-    class Color(enum.Enum):
-        RED = 1
-
+    batchnorm = torch.nn.BatchNorm1d(3)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2)
     safe = {
         "ok_state_dict.pt": seq.state_dict(),
         "ok_nested.pt": {"model": linear.state_dict(), "epoch": 3, "lr": 0.1, "name": "run", "flags": [True, None], "pair": (1, 2.5)},
@@ -193,6 +243,15 @@ def benign_files() -> dict[str, tuple[object, str]]:
         "ok_ordered.pt": collections.OrderedDict(a=torch.zeros(2)),
         "ok_large.pt": {"big": torch.zeros(1 << 20)},
         "ok_empty.pt": {},
+        "ok_int_keys.pt": {0: torch.ones(1), 1: torch.zeros(1)},
+        "ok_scalars.pt": {"zero_dim": torch.tensor(3.5), "empty": torch.empty(0, 4), "frozen": torch.nn.Parameter(torch.ones(2), requires_grad=False)},
+        "ok_meta.pt": {"m": torch.empty(5, device="meta")},
+        "ok_many_keys.pt": {f"layer{i}.weight": torch.zeros(2) for i in range(400)},
+        "ok_lists.pt": {"layers": [torch.ones(1), [torch.zeros(1), (torch.ones(2), 3)]]},
+        "ok_batchnorm.pt": batchnorm.state_dict(),
+        "ok_trainer_like.pt": {"epoch": 2, "global_step": 10, "state_dict": seq.state_dict(),
+                               "optimizer_states": [optimizer.state_dict()], "lr_schedulers": [scheduler.state_dict()],
+                               "hparams": {"lr": 0.001, "name": "exp"}},
     }
     needs = {
         "need_numpy.pt": {"arr": np.arange(6.0).reshape(2, 3)},
@@ -201,10 +260,13 @@ def benign_files() -> dict[str, tuple[object, str]]:
         "need_namespace.pt": {"args": argparse.Namespace(lr=0.1, epochs=3), "model": linear.state_dict()},
         "need_datetime.pt": {"when": datetime.datetime(2026, 1, 1, 12, 0)},
         "need_full_model.pt": linear,
-        "need_enum.pt": {"color": Color.RED},
+        "need_enum.pt": {"color": classes["Color"].RED},
+        "need_dataclass.pt": {"config": classes["Config"](), "model": linear.state_dict()},
+        "need_namedtuple.pt": {"point": classes["Point"](1, 2)},
+        "need_numpy_rng.pt": {"rng": np.random.get_state()},
+        "need_pathlib.pt": {"path": pathlib.PurePosixPath("/data/run1")},
+        "need_decimal.pt": {"value": decimal.Decimal("1.25")},
     }
-    Color.__module__ = "__main__"
-    Color.__qualname__ = "Color"
     dead = {
         "dead_defaultdict.pt": {"d": collections.defaultdict(list, a=[1])},
     }
@@ -213,7 +275,7 @@ def benign_files() -> dict[str, tuple[object, str]]:
         out[name] = (obj, "safe")
     for name, obj in {**needs, **dead}.items():
         out[name] = (obj, "needs-allowlist")
-    return out, Color
+    return out
 
 
 def generate(out_dir: str) -> dict[str, dict]:
@@ -227,17 +289,11 @@ def generate(out_dir: str) -> dict[str, dict]:
     for name, raw in malicious_files(marker).items():
         (out / name).write_bytes(raw)
         labels[name] = {"expected": "malicious"}
-    objects, color = benign_files()
-    main = sys.modules["__main__"]
-    had = hasattr(main, "Color")
-    setattr(main, "Color", color)
-    try:
-        for name, (obj, expected) in objects.items():
-            torch.save(obj, out / name)
-            labels[name] = {"expected": expected}
-    finally:
-        if not had:
-            delattr(main, "Color")
+    classes = main_classes()
+    register_main(classes)
+    for name, (obj, expected) in benign_files(classes).items():
+        torch.save(obj, out / name)
+        labels[name] = {"expected": expected}
     linear = torch.nn.Linear(2, 2)
     torch.save(linear.state_dict(), out / "ok_legacy.pt", _use_new_zipfile_serialization=False)
     labels["ok_legacy.pt"] = {"expected": "safe"}

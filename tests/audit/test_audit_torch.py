@@ -14,15 +14,12 @@ pytestmark = pytest.mark.torch
 # Loads each file with real torch and the suggested allowlist, in a throwaway process. Classes
 # that were __main__.X when saved are supplied the way a user would: defined in __main__.
 ALLOWLIST_CHECK = r'''
-import importlib, json, sys, warnings, enum
-import __main__
+import importlib, json, sys, warnings
 import torch
 warnings.simplefilter("ignore")
-
-class Color(enum.Enum):
-    RED = 1
-Color.__module__ = "__main__"
-__main__.Color = Color
+sys.path.insert(0, sys.argv[1])
+from make_corpus import main_classes, register_main
+register_main(main_classes())
 
 def resolve(name):
     module, _, attr = name.rpartition(".")
@@ -73,7 +70,8 @@ def test_weights_only_decision_equals_torch_for_every_file(corpus) -> None:
 def test_every_suggested_allowlist_loads_with_real_torch(corpus) -> None:
     requests = {l["path"]: l["report"].allowlist for l in corpus.values() if l["report"].allowlist}
     assert len(requests) >= 6
-    done = subprocess.run([sys.executable, "-c", ALLOWLIST_CHECK], input=json.dumps(requests), capture_output=True, text=True, timeout=300)
+    here = str(Path(__file__).parent)
+    done = subprocess.run([sys.executable, "-c", ALLOWLIST_CHECK, here], input=json.dumps(requests), capture_output=True, text=True, timeout=300)
     results = json.loads(done.stdout.strip().splitlines()[-1])
     assert {path: r for path, r in results.items() if r != "loaded"} == {}
 

@@ -18,7 +18,7 @@ RULES = {
     "TPA102": "nested pickle bytes unpickled with the full unpickler",
     "TPA103": "storage size does not match its declared element count",
     "TPA201": "duplicate zip records (torch reads the first, zipfile the last)",
-    "TPA202": "zip record outside the archive folder",
+    "TPA202": "zip record outside the archive folder (torch refuses the archive)",
     "TPA203": "unexpected tar member",
     "TPA204": "compressed record (torch.save never compresses)",
     "TPA205": "misaligned storage record",
