@@ -14,6 +14,7 @@ from torchpatch.rules.create_block_mask_compile_flag import CreateBlockMaskCompi
 from torchpatch.rules.error_on_graph_break_without_argument import ErrorOnGraphBreakWithoutArgument
 from torchpatch.rules.flex_attention_return_lse import FlexAttentionReturnLse
 from torchpatch.rules.lr_scheduler_verbose import VERBOSE_POSITION, LrSchedulerVerbose
+from torchpatch.rules.profiler_use_cuda import ProfilerUseCuda
 from torchpatch.rules.varlen_attn_signature import VarlenAttnSignature
 
 
@@ -350,3 +351,67 @@ def test_lr_verbose_claims():
             namespace = _run(example.fixed, namespace)
         assert isinstance(namespace["scheduler"], (lr_scheduler.LRScheduler, lr_scheduler.ReduceLROnPlateau))
         assert not [w for w in caught if "verbose" in str(w.message)]
+
+
+
+# -- TP112 profiler-use-cuda --------------------------------------------------------------------
+
+@pytest.mark.parametrize("code, expected", [
+    ("import torch as th\nwith th.profiler.profile(use_cuda=True):\n    pass\n",
+     "import torch as th\nfrom torch.profiler import ProfilerActivity\n"
+     "with th.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):\n    pass\n"),
+    ("import torch.profiler as tp\nwith tp.profile(use_cuda=True):\n    pass\n",
+     "import torch.profiler as tp\nwith tp.profile(activities=[tp.ProfilerActivity.CPU, tp.ProfilerActivity.CUDA]):\n    pass\n"),
+    ("from torch.autograd.profiler import profile as autoprof\nwith autoprof(enabled=True, use_cuda=True):\n    pass\n",
+     "from torch.autograd.profiler import profile as autoprof\nwith autoprof(enabled=True, use_device=\"cuda\"):\n    pass\n"),
+], ids=["torch-alias", "module-alias", "autograd-from-import"])
+def test_profiler_use_cuda_fix(lint, code, expected):
+    assert _safe_fixed(lint, code, "TP112") == expected
+
+
+@pytest.mark.parametrize("code", [
+    "import torch\nwith torch.autograd.profiler.profile(use_cuda=True, use_device=\"xpu\"):\n    pass\n",
+    "import torch\nwith torch.profiler.profile(use_cuda=True, **options):\n    pass\n",
+    "import torch\nwith torch.profiler.profile(use_cuda=flag):\n    pass\n",
+], ids=["both-device-arguments", "double-star", "non-literal"])
+def test_profiler_use_cuda_reported_without_fix(lint, code):
+    findings = _codes(lint(code, select=["TP112"]), "TP112")
+    assert len(findings) == 1 and findings[0].fix is None
+
+
+def test_profiler_use_cuda_message(lint):
+    code = "import torch\nwith torch.profiler.profile(use_cuda=True):\n    pass\n"
+    message = _codes(lint(code, select=["TP112"]), "TP112")[0].message
+    assert "1.8.1" in message and "2.14" in message
+
+
+@pytest.mark.torch
+def test_profiler_use_cuda_claims():
+    torch = pytest.importorskip("torch")
+    from torch.profiler import ProfilerActivity
+
+    # 2.13 still accepts both, with a FutureWarning.
+    assert "use_cuda" in inspect.signature(torch.profiler.profile.__init__).parameters
+    assert "use_cuda" in inspect.signature(torch.autograd.profiler.profile.__init__).parameters
+    assert "use_device" in inspect.signature(torch.autograd.profiler.profile.__init__).parameters
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        profiler = torch.profiler.profile(activities=[ProfilerActivity.CPU], use_cuda=True)
+    assert any(issubclass(w.category, FutureWarning) and "`use_cuda` is deprecated" in str(w.message) for w in caught)
+    assert profiler.activities == {ProfilerActivity.CPU}  # the flag never reached the profiler
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        autograd_profiler = torch.autograd.profiler.profile(use_cuda=True)
+    assert any(issubclass(w.category, FutureWarning) and "use_cuda" in str(w.message) for w in caught)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "CUDA is not available, disabling CUDA profiling" on CPU builds
+        replacement = torch.autograd.profiler.profile(use_device="cuda")
+    assert autograd_profiler.use_device == replacement.use_device  # "cuda", or None without CUDA
+    # The fixed examples run on this CPU build without the use_cuda warning.
+    for example in ProfilerUseCuda.INVALID:
+        if example.fixed is None:
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _run(example.fixed, {"step": lambda: torch.ones(2) + 1})
+        assert not [w for w in caught if "use_cuda" in str(w.message)], example.fixed
