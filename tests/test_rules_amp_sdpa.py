@@ -75,6 +75,17 @@ AMP_FIXES = [
         "import torch\nac = torch.cuda.amp.autocast\nwith ac(True):\n    pass\n",
         'import torch\nac = torch.cuda.amp.autocast\nwith torch.amp.autocast("cuda", enabled=True):\n    pass\n',
         id="call-through-alias"),
+    pytest.param(
+        "import torch\nwith torch.cuda.amp.autocast(\n    # why\n    False,\n):\n    pass\n"
+        "with torch.cuda.amp.autocast(  # note\n    False):\n    pass\n",
+        'import torch\nwith torch.amp.autocast(\n    # why\n    "cuda",\n    enabled=False,\n):\n    pass\n'
+        'with torch.amp.autocast(  # note\n    "cuda",\n    enabled=False):\n    pass\n',
+        id="one-argument-a-line-with-comments"),
+    pytest.param(
+        "import torch\nscalers = [torch.cuda.amp.GradScaler(s) for s in scales]\nf = lambda: torch.cpu.amp.autocast(False)\n",
+        'import torch\nscalers = [torch.amp.GradScaler("cuda", init_scale=s) for s in scales]\n'
+        'f = lambda: torch.amp.autocast("cpu", enabled=False)\n',
+        id="comprehension-and-lambda"),
 ]
 
 

@@ -81,7 +81,7 @@ def insert_first_argument(ctx, call: ast.Call, text: str, insertions: Insertions
         insertions.add(position, text)
         return
     first = ctx.start(items[0])
-    if re.fullmatch(r"[ \t]*(#[^\n]*)?\r?\n\s*", ctx.text[position:first]):
+    if re.fullmatch(r"(?:[ \t]*(?:#[^\n]*)?\r?\n)+[ \t]*", ctx.text[position:first]):
         # One argument a line: the new one gets its own line, with the same indentation.
         line_start = ctx.text.rfind("\n", 0, first) + 1
         indent = ctx.text[line_start:first]
