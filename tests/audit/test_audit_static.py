@@ -12,6 +12,8 @@ import time
 import zipfile
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from make_corpus import PRINT, call, legacy, malicious_files, op_global, op_str, payload_pickle, tar_checkpoint, torch_zip
 from torchpatch.audit.auditor import audit_path, audit_stream
@@ -268,3 +270,77 @@ def test_print_payload_offsets_point_into_the_pickle() -> None:
     report = audit_bytes(data)
     finding = next(f for f in report.findings if f.severity == "malicious")
     assert data[finding.offset : finding.offset + 1] == b"c"
+
+
+def _sparse_zip(path, numel: int) -> None:
+    """A torch-style zip whose float32 storage record is ``4 * numel`` bytes of sparse zeros (zip64)."""
+    import struct
+    import zlib
+
+    tensor = (
+        op_global("torch._utils", "_rebuild_tensor_v2")
+        + b"((" + op_str("storage") + op_global("torch", "FloatStorage") + op_str("0") + op_str("cpu")
+        + b"J" + struct.pack("<i", numel) + b"t" + b"Q"
+        + b"K\x00" + b"J" + struct.pack("<i", numel) + b"\x85" + b"K\x01\x85" + b"\x89"
+        + op_global("collections", "OrderedDict") + b")R" + b"tR"
+    )
+    data_pkl = b"\x80\x02}" + op_str("w") + tensor + b"s."
+    entries = []
+    with open(path, "wb") as handle:
+        def local(name: str, data: bytes | None, size: int) -> None:
+            offset = handle.tell()
+            crc = zlib.crc32(data) if data is not None else 0
+            extra = struct.pack("<HHQQ", 1, 16, size, size) if data is None else b""
+            stored = 0xFFFFFFFF if data is None else size
+            handle.write(struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 45, 0, 0, 0, 0, crc, stored, stored, len(name), len(extra)))
+            handle.write(name.encode() + extra)
+            if data is None:
+                handle.seek(size, 1)
+            else:
+                handle.write(data)
+            entries.append((name, crc, size, offset, data is None))
+        local("archive/data.pkl", data_pkl, len(data_pkl))
+        local("archive/data/0", None, 4 * numel)
+        local("archive/version", b"3\n", 2)
+        cd_offset = handle.tell()
+        for name, crc, size, offset, big in entries:
+            fields = ([size, size] if big else []) + ([offset] if offset >= 0xFFFFFFFF else [])
+            extra = struct.pack(f"<HH{len(fields)}Q", 1, 8 * len(fields), *fields) if fields else b""
+            stored = 0xFFFFFFFF if big else size
+            handle.write(struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 45, 45, 0, 0, 0, 0, crc, stored, stored,
+                                     len(name), len(extra), 0, 0, 0, 0, min(offset, 0xFFFFFFFF)))
+            handle.write(name.encode() + extra)
+        cd_size = handle.tell() - cd_offset
+        zip64_end = handle.tell()
+        handle.write(struct.pack("<4sQHHIIQQQQ", b"PK\x06\x06", 44, 45, 45, 0, 0, len(entries), len(entries), cd_size, cd_offset))
+        handle.write(struct.pack("<4sIQI", b"PK\x06\x07", 0, zip64_end, 1))
+        handle.write(struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0))
+
+
+def test_sparse_multi_gigabyte_zip_checkpoint_reads_only_data_pkl(tmp_path) -> None:
+    path = tmp_path / "huge.pt"
+    _sparse_zip(path, 1 << 30)  # a 4 GiB float32 storage
+    assert path.stat().st_size > 4 << 30
+    start = time.perf_counter()
+    report = audit_path(str(path), V213)
+    elapsed = time.perf_counter() - start
+    assert (report.verdict, report.weights_only) == ("safe", "accept"), report.reason
+    assert elapsed < 1.0
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(MALICIOUS)), st.integers(min_value=0), st.binary(min_size=1, max_size=8))
+def test_mutated_files_never_crash_the_auditor(name: str, position: int, patch: bytes) -> None:
+    data = bytearray(MALICIOUS[name])
+    at = position % len(data)
+    data[at : at + len(patch)] = patch
+    report = audit_bytes(bytes(data), name)
+    assert report.verdict in ("safe", "needs-allowlist", "malicious", "unreadable")
+    assert report.weights_only in ("accept", "reject")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=300))
+def test_random_bytes_never_crash_the_auditor(data: bytes) -> None:
+    report = audit_bytes(data)
+    assert report.verdict in ("safe", "needs-allowlist", "malicious", "unreadable")

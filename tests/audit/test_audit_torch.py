@@ -136,3 +136,13 @@ def test_convert_to_safetensors(corpus, tmp_path, capsys) -> None:
     bad = tmp_path / "bad.safetensors"
     assert main(["audit", corpus["mal_print.pt"]["path"], "--convert-to-safetensors", str(bad)]) == 2
     assert not bad.exists()
+
+
+def test_sparse_multi_gigabyte_zip_is_a_real_checkpoint(tmp_path) -> None:
+    torch = pytest.importorskip("torch")
+    from test_audit_static import _sparse_zip
+
+    path = tmp_path / "huge.pt"
+    _sparse_zip(path, 1 << 30)
+    loaded = torch.load(path, weights_only=True, mmap=True)  # mmap: the 4 GiB stays on disk
+    assert loaded["w"].shape == (1 << 30,) and loaded["w"].dtype == torch.float32
