@@ -352,7 +352,7 @@ class _Walker:
                     chain.append(base)
                     base = base.value
                 if isinstance(base, ast.Name):
-                    if references and isinstance(getattr(node, "ctx", None), ast.Load):
+                    if references and (isinstance(getattr(node, "ctx", None), ast.Load) or isinstance(node, ast.Attribute)):
                         self._references_in_chain(base, chain, current, statement)
                 else:
                     stack.append((base, current))
