@@ -11,6 +11,7 @@ import pytest
 
 from torchpatch.rules.base import example_code
 from torchpatch.rules.create_block_mask_compile_flag import CreateBlockMaskCompileFlag
+from torchpatch.rules.dynamo_cache_size_limit import RENAMES, DynamoCacheSizeLimit
 from torchpatch.rules.error_on_graph_break_without_argument import ErrorOnGraphBreakWithoutArgument
 from torchpatch.rules.flex_attention_return_lse import FlexAttentionReturnLse
 from torchpatch.rules.lr_scheduler_verbose import VERBOSE_POSITION, LrSchedulerVerbose
@@ -415,3 +416,73 @@ def test_profiler_use_cuda_claims():
             warnings.simplefilter("always")
             _run(example.fixed, {"step": lambda: torch.ones(2) + 1})
         assert not [w for w in caught if "use_cuda" in str(w.message)], example.fixed
+
+
+
+# -- TP222 dynamo-cache-size-limit --------------------------------------------------------------
+
+@pytest.mark.parametrize("code, expected", [
+    ("import torch\ndef setup():\n    torch._dynamo.config.cache_size_limit = 64\n",
+     "import torch\ndef setup():\n    torch._dynamo.config.recompile_limit = 64\n"),
+    ("import torch._dynamo.config as cfg\ncfg.fail_on_cache_limit_hit = True\n",
+     "import torch._dynamo.config as cfg\ncfg.fail_on_recompile_limit_hit = True\n"),
+    ("import torch\nlimit = torch._dynamo.config.accumulated_cache_size_limit\n",
+     "import torch\nlimit = torch._dynamo.config.accumulated_recompile_limit\n"),
+    ("import torch\nwith torch._dynamo.config.patch('accumulated_cache_size_limit', 9):\n    pass\n",
+     "import torch\nwith torch._dynamo.config.patch('accumulated_recompile_limit', 9):\n    pass\n"),
+], ids=["assignment-in-function", "module-alias", "read", "patch-single-quotes"])
+def test_cache_size_limit_fix(lint, code, expected):
+    assert _safe_fixed(lint, code, "TP222", min_torch="2.7") == expected
+    assert _safe_fixed(lint, code, "TP222", min_torch="2.6") == code  # the new names need 2.7
+
+
+@pytest.mark.parametrize("code", [
+    "import torch\ntorch._dynamo.config.recompile_limit = 8\n",
+    "import torch\ndef f(torch):\n    torch._dynamo.config.cache_size_limit = 8\n",
+    "import torch\nconfig = load()\nconfig.cache_size_limit = 8\n",
+    "import torch\nwith torch._dynamo.config.patch(verbose=True):\n    pass\n",
+], ids=["new-name", "shadowed-parameter", "other-config", "other-setting"])
+def test_cache_size_limit_not_reported(lint, code):
+    assert _codes(lint(code, select=["TP222"]), "TP222") == []
+
+
+def test_cache_size_limit_import_reported_without_fix(lint):
+    code = "from torch._dynamo.config import cache_size_limit\n"
+    findings = _codes(lint(code, select=["TP222"]), "TP222")
+    assert len(findings) == 1 and findings[0].fix is None
+
+
+def test_cache_size_limit_not_reported_for_target_2_6(lint):
+    code = "import torch\ntorch._dynamo.config.cache_size_limit = 8\n"
+    assert _codes(lint(code, select=["TP222"], target="2.6"), "TP222") == []
+
+
+@pytest.mark.torch
+def test_cache_size_limit_claims():
+    pytest.importorskip("torch")
+    import torch._dynamo.config as config
+
+    saved = {new: getattr(config, new) for new in RENAMES.values()}
+    try:
+        for number, (old, new) in enumerate(RENAMES.items()):
+            value = getattr(config, new)
+            flipped = (not value) if isinstance(value, bool) else value + 17 + number
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                setattr(config, old, flipped)
+            assert getattr(config, new) == flipped and getattr(config, old) == flipped  # an alias
+            assert not caught  # silent
+        with config.patch(cache_size_limit=3):
+            assert config.recompile_limit == 3
+    finally:
+        for new, value in saved.items():
+            setattr(config, new, value)
+    for example in DynamoCacheSizeLimit.INVALID:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            namespace = _run(example.fixed, {"run": lambda: None})
+            if "test" in namespace:
+                namespace["test"]()
+        assert not caught
+        for new, value in saved.items():
+            setattr(config, new, value)
