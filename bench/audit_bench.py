@@ -1,12 +1,10 @@
-"""Compare torchpatch audit with picklescan, modelscan and fickling on the generated corpus.
+"""Compare torchpatch audit with picklescan, modelscan and fickling on the generated corpus."""
 
-Usage: python bench/audit_bench.py   (needs torch, numpy and safetensors to build the corpus)
-
-The other tools are pip-installed into bench/.cache/venv (gitignored). Each tool runs as its
-CLI, once per file, the way a CI job would; a file counts as flagged when the tool's exit code
-says "found something", as an error when the tool fails or skips it. Results go to stdout as a
-Markdown table and to bench/.cache/results.json.
-"""
+# Usage: python bench/audit_bench.py   (needs torch, numpy and safetensors to build the corpus)
+# The other tools are pip-installed into bench/.cache/venv (gitignored). Each tool runs as its CLI,
+# once per file, the way a CI job would: a file is flagged when the exit code says "found
+# something", an error when the tool fails or skips it. Results: a Markdown table on stdout and
+# bench/.cache/results.json.
 
 from __future__ import annotations
 
@@ -23,7 +21,7 @@ CACHE = ROOT / "bench" / ".cache"
 VENV = CACHE / "venv"
 sys.path.insert(0, str(ROOT / "tests" / "audit"))
 
-from make_corpus import generate, torch_decisions  # noqa: E402
+from make_corpus import generate, torch_decisions
 
 TOOLS_PACKAGES = ["picklescan", "modelscan", "fickling", "typing_extensions"]
 
@@ -52,7 +50,7 @@ def run_tool(command: list[str], outcomes: dict[int, str], path: str) -> tuple[s
     start = time.perf_counter()
     try:
         # fickling appends to ./safety_results.json, so every tool runs inside the cache folder.
-        done = subprocess.run([*command, path], capture_output=True, text=True, timeout=120, cwd=CACHE,
+        done = subprocess.run([*command, path], check=False, capture_output=True, text=True, timeout=120, cwd=CACHE,
                               env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
         outcome = outcomes.get(done.returncode, "error")
         if command[-1] == "2.13" and done.returncode == 3 and "unreadable" in done.stdout.split("\n", 1)[0]:
@@ -100,12 +98,14 @@ def main() -> int:
     env_note = {}
     results: dict[str, dict] = {}
     for tool, (command, outcomes) in tools(bin_dir).items():
-        rows = {}
+        rows: dict[str, tuple[str, float]] = {}
         for name in sorted(labels):
             rows[name] = run_tool(command, outcomes, str(folder / name))
         malicious = [n for n in labels if labels[n]["expected"] == "malicious"]
         benign = [n for n in labels if labels[n]["expected"] != "malicious"]
-        count = lambda names, outcome: sum(rows[n][0] == outcome for n in names)  # noqa: E731
+        def count(names: list[str], outcome: str, rows: dict = rows) -> int:
+            return sum(rows[n][0] == outcome for n in names)
+
         results[tool] = {
             "detected": count(malicious, "flagged") / len(malicious),
             "missed": count(malicious, "clean") / len(malicious),

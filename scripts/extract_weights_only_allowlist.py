@@ -1,13 +1,10 @@
-"""Extract torch's weights-only unpickler rules from release wheels into torchpatch's audit data.
+"""Extract torch's weights-only unpickler rules from release wheels into torchpatch's audit data."""
 
-Usage: python scripts/extract_weights_only_allowlist.py 2.4.1 2.6.0 2.10.0 2.13.0 2.15.0
-
-For each release it runs ``pip download --no-deps --only-binary=:all: torch==X.Y.Z``, reads
-only the pure-Python sources it needs straight from the wheel (never imports that torch), deletes
-the wheel, and merges one entry per minor release into
-``src/torchpatch/audit/data/weights_only.json``. When the installed torch has the same release,
-the static result is checked against its runtime ``_get_allowed_globals()``.
-"""
+# Usage: python scripts/extract_weights_only_allowlist.py 2.4.1 2.6.0 2.10.0 2.13.0 2.15.0
+# For each release: pip download the wheel (no deps), read only the pure-Python sources it needs
+# straight from the wheel (that torch is never imported), delete the wheel, and merge one entry
+# per minor release into src/torchpatch/audit/data/weights_only.json. When the installed torch
+# is the same release, the static result is checked against its runtime _get_allowed_globals().
 
 from __future__ import annotations
 
@@ -96,7 +93,7 @@ def extract(files: dict[str, str]) -> dict:
     allowed_fn = function_source(unpickler, "_get_allowed_globals")
     rebuild_fn = function_source(unpickler, "_tensor_rebuild_functions")
     names: set[str] = set()
-    names.update(re.findall(r'^\s*"([\w.]+)":', allowed_fn, re.M))
+    names.update(re.findall(r'^\s*"([\w.]+)":', allowed_fn, re.MULTILINE))
     names.update(re.findall(r'rc\["([\w.]+)"\]\s*=', allowed_fn))
     for fn_name in re.findall(r"torch\._utils\.(_rebuild\w+)", rebuild_fn + allowed_fn):
         names.add(f"torch._utils.{fn_name}")
@@ -112,7 +109,7 @@ def extract(files: dict[str, str]) -> dict:
     if "_tensor_classes" in allowed_fn:
         names.update(TENSOR_CLASSES)
     if "_storage_classes" in allowed_fn:
-        block = re.search(r"_storage_classes[^=]*=\s*\{(.*?)\}", files["torch/__init__.py"], re.S)
+        block = re.search(r"_storage_classes[^=]*=\s*\{(.*?)\}", files["torch/__init__.py"], re.DOTALL)
         for cls in re.findall(r"\w+", block.group(1) if block else ""):
             if cls in ("TypedStorage", "UntypedStorage"):
                 names.add(f"torch.storage.{cls}")
@@ -162,7 +159,7 @@ def runtime_allowlist(release: str) -> list[str] | None:
         "from torch._weights_only_unpickler import _get_allowed_globals\n"
         "print(json.dumps([torch.__version__.split('+')[0], sorted(_get_allowed_globals())]))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", probe], check=False, capture_output=True, text=True)
     if done.returncode != 0:
         return None
     version, names = json.loads(done.stdout.strip().splitlines()[-1])

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from make_corpus import generate, torch_decisions
 
 

@@ -1,11 +1,10 @@
-"""Generate the audit test corpus: benign, allowlist-needing and harmless malicious checkpoints.
+"""Generate the audit test corpus: benign, allowlist-needing and harmless malicious checkpoints."""
 
-Usage: python tests/audit/make_corpus.py OUT_DIR   (writes OUT_DIR/labels.json)
-
-Malicious payloads only name harmless callables (print, os.getcwd, a marker-file touch, shell
-commands that are never run); nothing here loads a file. ``expected`` is what each file is by
-construction: "safe", "needs-allowlist" (benign but refused) or "malicious".
-"""
+# Usage: python tests/audit/make_corpus.py OUT_DIR   (writes OUT_DIR/labels.json)
+# Malicious payloads only name harmless callables (print, os.getcwd, a marker-file touch, shell
+# commands that are never run); nothing here loads a file except torch_decisions, which runs real
+# torch.load(weights_only=True) in a throwaway subprocess. "expected" is what each file is by
+# construction: "safe", "needs-allowlist" (benign but refused) or "malicious".
 
 from __future__ import annotations
 
@@ -334,7 +333,7 @@ def torch_decisions(paths: list[str]) -> dict[str, str]:
     """What real torch.load(f, weights_only=True) does with each file, in a throwaway subprocess."""
     import subprocess
 
-    done = subprocess.run([sys.executable, "-c", TORCH_LABELLER, *paths], capture_output=True, text=True, timeout=600, cwd=os.path.dirname(paths[0]))
+    done = subprocess.run([sys.executable, "-c", TORCH_LABELLER, *paths], check=False, capture_output=True, text=True, timeout=600, cwd=os.path.dirname(paths[0]))
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

@@ -14,8 +14,18 @@ import zipfile
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from make_corpus import (
+    PRINT,
+    call,
+    legacy,
+    malicious_files,
+    op_global,
+    op_str,
+    payload_pickle,
+    tar_checkpoint,
+    torch_zip,
+)
 
-from make_corpus import PRINT, call, legacy, malicious_files, op_global, op_str, payload_pickle, tar_checkpoint, torch_zip
 from torchpatch.audit.auditor import audit_path, audit_stream
 from torchpatch.audit.names import canonical, python_name
 from torchpatch.audit.weights_only import known_releases, numpy_dtype_class, rules_for
@@ -247,7 +257,7 @@ def test_audit_never_imports_torch(tmp_path) -> None:
         "import sys; from torchpatch.cli import main; code = main(['audit', sys.argv[1], '--output-format', 'json']);"
         "print('TORCH' if 'torch' in sys.modules or 'numpy' in sys.modules else 'CLEAN', code)"
     )
-    done = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", probe, str(path)], check=False, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip().splitlines()[-1] == "CLEAN 3"
 
 
@@ -344,3 +354,17 @@ def test_mutated_files_never_crash_the_auditor(name: str, position: int, patch: 
 def test_random_bytes_never_crash_the_auditor(data: bytes) -> None:
     report = audit_bytes(data)
     assert report.verdict in ("safe", "needs-allowlist", "malicious", "unreadable")
+
+
+def test_a_function_stored_as_a_value_is_allowlistable_but_a_called_one_is_not() -> None:
+    stored = audit_bytes(torch_zip(payload_pickle(op_global("mylib.activations", "gelu"))))
+    assert stored.verdict == "needs-allowlist" and stored.allowlist == ["mylib.activations.gelu"]
+    called = audit_bytes(torch_zip(payload_pickle(call(op_global("mylib.activations", "gelu"), b"K\x01"))))
+    assert called.verdict == "malicious" and called.allowlist == []
+
+
+def test_user_class_gets_an_allowlist_and_snippet() -> None:
+    data = torch_zip(payload_pickle(op_global("__main__", "Config") + b")\x81" + b"}" + op_str("lr") + b"G?\xb9\x99\x99\x99\x99\x99\x9a" + b"sb"))
+    report = audit_bytes(data, "run.pt")
+    assert report.verdict == "needs-allowlist" and report.allowlist == ["__main__.Config"]
+    assert '(Config, "__main__.Config")' in report.snippet and "torch.load('run.pt', weights_only=True)" in report.snippet

@@ -71,7 +71,7 @@ def test_every_suggested_allowlist_loads_with_real_torch(corpus) -> None:
     requests = {l["path"]: l["report"].allowlist for l in corpus.values() if l["report"].allowlist}
     assert len(requests) >= 6
     here = str(Path(__file__).parent)
-    done = subprocess.run([sys.executable, "-c", ALLOWLIST_CHECK, here], input=json.dumps(requests), capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", ALLOWLIST_CHECK, here], check=False, input=json.dumps(requests), capture_output=True, text=True, timeout=300)
     results = json.loads(done.stdout.strip().splitlines()[-1])
     assert {path: r for path, r in results.items() if r != "loaded"} == {}
 

@@ -8,9 +8,23 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from torchpatch.audit import names
-from torchpatch.audit.formats import FORMAT_NAMES, Finding, Member, Opened, open_checkpoint
+from torchpatch.audit.formats import (
+    FORMAT_NAMES,
+    Finding,
+    Member,
+    Opened,
+    open_checkpoint,
+)
 from torchpatch.audit.pickle_scan import Call, Container, Global, Unresolved
-from torchpatch.audit.weights_only import MAGIC_NUMBER, PROTOCOL_VERSION, Emulator, Refusal, Rules, known_releases, rules_for
+from torchpatch.audit.weights_only import (
+    MAGIC_NUMBER,
+    PROTOCOL_VERSION,
+    Emulator,
+    Refusal,
+    Rules,
+    known_releases,
+    rules_for,
+)
 from torchpatch.versions import Version
 
 MAX_NESTING = 4
@@ -102,7 +116,7 @@ class _Judge:
         self.torch_names = default_allowlist_union()
         self.statuses: dict[str, str] = {}
 
-    def status(self, module: str, name: str) -> tuple[str, str | None]:
+    def status(self, module: str, name: str, called: bool = True) -> tuple[str, str | None]:
         full = f"{module}.{name}"
         if full in self.torch_names:
             return "allowlisted", None
@@ -111,7 +125,10 @@ class _Judge:
             return "malicious", why
         if full in names.BENIGN_FUNCTIONS or full in names.BENIGN_IN_DANGEROUS or names.is_class_like(name):
             return "benign", None
-        return "malicious", f"{full} is a function torchpatch cannot prove harmless; it would run at load time"
+        if not called:
+            # Stored as a value (a module's activation function, say), never invoked by the pickle.
+            return "benign", None
+        return "malicious", f"{full} is a function torchpatch cannot prove harmless; the pickle calls it at load time"
 
     def flag(self, member: Member, offset: int, message: str) -> None:
         self.report.findings.append(Finding(member.name, offset, "malicious", "TPA001", message))
@@ -120,12 +137,17 @@ class _Judge:
         scan = member.scan
         nested_ok: set[int] = set()
         for call in scan.calls:
-            if isinstance(call.func, Global) and call.func.full in names.NESTED_LOADERS:
-                if self.nested(member, call):
-                    nested_ok.add(id(call.func))
+            is_loader = isinstance(call.func, Global) and call.func.full in names.NESTED_LOADERS
+            if is_loader and self.nested(member, call):
+                nested_ok.add(id(call.func))
+        # A global is "called" when the pickle invokes it or hands it to another call, which may.
+        called = {id(call.func) for call in scan.calls}
+        for call in scan.calls:
+            arguments = call.args if isinstance(call.args, tuple) else (call.args,)
+            called.update(id(arg) for arg in arguments if isinstance(arg, Global))
         for glob in scan.globals:
             canonical = names.canonical(glob.module, glob.name)
-            status, why = self.status(glob.module, glob.name)
+            status, why = self.status(glob.module, glob.name, id(glob) in called)
             if id(glob) in nested_ok:
                 status, why = "benign", None
             self.report.globals.append(GlobalUse(glob.written, canonical, member.name, glob.offset, status))
@@ -281,7 +303,13 @@ def _infer_allowlist(opened: Opened, rules: Rules, report: Report, judge: _Judge
         if refusal.kind == "build" and (name in ("?", "type", "function") or "." not in name and name not in ("set",)):
             return None, f"{refusal.message} (a type only known at load time; nothing to allowlist)", kinds
         module, _, attr = name.rpartition(".")
-        status, why = judge.status(module, attr) if refusal.kind == "global" else ("benign", None)
+        status, why = ("benign", None)
+        if refusal.kind == "global":
+            uses = [g for g in report.globals if g.canonical == name or g.written == name]
+            status = "malicious" if any(g.status == "malicious" for g in uses) else "benign"
+            why = "it is flagged above" if uses else None
+            if not uses:
+                status, why = judge.status(module, attr)
         if status == "malicious":
             return None, f"{name} can run code and must never be allowlisted ({why})", kinds
         if name in user:
@@ -348,7 +376,7 @@ def _check_storage_sizes(opened: Opened, report: Report) -> None:
                                                "torch < 2.10 reads past the buffer (CVE-2026-24747)"))
 
 
-def _advisories(opened: Opened, report: Report, rules: Rules) -> None:  # noqa: ARG001
+def _advisories(opened: Opened, report: Report, rules: Rules) -> None:
     asked = Version.parse(report.torch_version)
     if opened.format == "torchscript":
         report.findings.append(Finding("", 0, "error" if asked < Version(2, 6) else "note", "TPA301",

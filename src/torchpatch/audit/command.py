@@ -51,7 +51,12 @@ def _files(paths: list[str]) -> tuple[list[str], list[str]]:
 def run(args: argparse.Namespace) -> int:
     from torchpatch.audit.auditor import audit_path
     from torchpatch.audit.formats import Finding
-    from torchpatch.audit.report import exit_code, render_full, render_json, render_sarif
+    from torchpatch.audit.report import (
+        exit_code,
+        render_full,
+        render_json,
+        render_sarif,
+    )
     from torchpatch.audit.weights_only import known_releases
     from torchpatch.cli import UsageError
 
@@ -88,6 +93,9 @@ def run(args: argparse.Namespace) -> int:
 
         # A malicious file is never handed to torch, not even to its restricted unpickler.
         checked = [r for r in reports if r.verdict != "malicious"]
+        for report in reports:
+            if report.verdict == "malicious":
+                report.findings.append(Finding("", 0, "note", "TPA400", "--verify: not handed to torch because it is malicious"))
         for report, (accepted, error) in zip(checked, verify([(r.filename, r.allowlist) for r in checked])):
             expected = report.weights_only == "accept" or bool(report.allowlist)
             if accepted is None:

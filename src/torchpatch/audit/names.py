@@ -117,6 +117,7 @@ def is_class_like(name: str) -> bool:
 
 def danger(module: str, name: str) -> str | None:
     """Why the global ``module.name`` (canonical) can run code, or None when it cannot."""
+    module = PY2_MODULES.get(module, module)
     full = f"{module}.{name}"
     for part in name.split(".")[1:] if "." in name else []:
         if _DUNDER.match(part) or part.startswith("__"):
@@ -128,6 +129,8 @@ def danger(module: str, name: str) -> str | None:
     if full in NESTED_LOADERS:
         return f"{full} unpickles nested data with the full (unsafe) unpickler"
     top = module.split(".")[0]
+    if top == "builtins":
+        return f"{full} is a builtin that is not a plain-data constructor; it runs or reaches code at load time"
     if top in DANGEROUS_MODULES:
         return f"module {top} can run commands, import code or touch files"
     for prefix in DANGEROUS_PREFIXES:

@@ -159,13 +159,7 @@ def _step(result: Scan, stack: list, memo: dict, name: str, arg: Any, offset: in
             result.result = stack.pop()
     elif name == "MARK":
         push(MARK)
-    elif name in ("INT", "BININT", "BININT1", "BININT2", "LONG", "LONG1", "LONG4", "BINFLOAT", "FLOAT"):
-        push(arg)
-    elif name in ("STRING", "BINSTRING", "SHORT_BINSTRING"):
-        push(arg)
-    elif name in ("UNICODE", "BINUNICODE", "SHORT_BINUNICODE", "BINUNICODE8"):
-        push(arg)
-    elif name in ("BINBYTES", "SHORT_BINBYTES", "BINBYTES8", "BYTEARRAY8"):
+    elif name in ("INT", "BININT", "BININT1", "BININT2", "LONG", "LONG1", "LONG4", "BINFLOAT", "FLOAT") or name in ("STRING", "BINSTRING", "SHORT_BINSTRING") or name in ("UNICODE", "BINUNICODE", "SHORT_BINUNICODE", "BINUNICODE8") or name in ("BINBYTES", "SHORT_BINBYTES", "BINBYTES8", "BYTEARRAY8"):
         push(arg)
     elif name == "NONE":
         push(None)

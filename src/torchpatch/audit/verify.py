@@ -66,7 +66,7 @@ def verify(items: list[tuple[str, list[str]]], timeout: float = 300.0) -> list[t
         return []
     request = "".join(json.dumps([path, allowlist]) + "\n" for path, allowlist in items)
     try:
-        done = subprocess.run([sys.executable, "-c", _PROBE], input=request, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run([sys.executable, "-c", _PROBE], check=False, input=request, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return [(None, f"torch did not finish within {timeout:.0f} s")] * len(items)
     lines = done.stdout.strip().splitlines()

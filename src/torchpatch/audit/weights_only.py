@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import pickletools
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from pickle import decode_long
-from typing import Any, Callable
+from typing import Any
 
 from torchpatch.versions import Version
 
@@ -49,7 +50,7 @@ def known_releases() -> list[Version]:
     return sorted(Version.parse(key) for key in _data())
 
 
-@lru_cache(maxsize=None)
+@cache
 def rules_for(version: Version) -> Rules:
     """The rules of ``version``, or of the newest extracted release before it."""
     candidates = [v for v in known_releases() if v <= version] or known_releases()[:1]
