@@ -16,6 +16,8 @@ from torchpatch.rules.error_on_graph_break_without_argument import ErrorOnGraphB
 from torchpatch.rules.flex_attention_return_lse import FlexAttentionReturnLse
 from torchpatch.rules.lr_scheduler_verbose import VERBOSE_POSITION, LrSchedulerVerbose
 from torchpatch.rules.profiler_use_cuda import ProfilerUseCuda
+from torchpatch.rules.tensor_storage_method import TensorStorageMethod
+from torchpatch.rules.typed_storage import TYPED_STORAGES
 from torchpatch.rules.varlen_attn_signature import VarlenAttnSignature
 
 
@@ -486,3 +488,100 @@ def test_cache_size_limit_claims():
         assert not caught
         for new, value in saved.items():
             setattr(config, new, value)
+
+
+
+# -- TP223 typed-storage, TP224 tensor-storage-method (opt-in) ----------------------------------
+
+def test_typed_storage_reported_once_per_use_not_at_import(lint):
+    code = "from torch import FloatStorage, UntypedStorage\na = FloatStorage(2)\nb = FloatStorage(3)\nc = UntypedStorage(4)\n"
+    findings = _codes(lint(code, select=["TP223"]), "TP223")
+    assert [f.row for f in findings] == [2, 3]
+    assert all(f.fix is None for f in findings)
+
+
+def test_tensor_storage_method_is_opt_in(lint):
+    code = "import torch\nptr = x.storage().data_ptr()\n"
+    assert _codes(lint(code), "TP224") == []  # default selection
+    assert len(_codes(lint(code, select=["TP224"]), "TP224")) == 1
+
+
+@pytest.mark.parametrize("code", [
+    "import torch\nx = self.storage()\n",
+    "import torch\nx = cls.storage()\n",
+    "import torch\nx = obj.storage(\"name\")\n",
+    "import torch\nx = obj.storage(key=1)\n",
+    "import torch\nimport boto3\nx = boto3.storage()\n",
+    "import torch\nx = \"abc\".storage()\n",
+    "import django\nx = obj.storage()\n",
+    "from google.cloud import storage\nclient = storage.Client()\nx = client.storage()\n",
+], ids=["self", "cls", "with-argument", "with-keyword", "other-library-module", "literal", "no-torch", "gcs"])
+def test_tensor_storage_method_look_alikes(lint, code):
+    assert _codes(lint(code, select=["TP224"]), "TP224") == []
+
+
+@pytest.mark.parametrize("code, fixed", [
+    ("import torch\nptr = t.storage().data_ptr()\n", "import torch\nptr = t.untyped_storage().data_ptr()\n"),
+    ("import torch\nn = t.storage().nbytes()\n", "import torch\nn = t.untyped_storage().nbytes()\n"),
+    ("import torch\nshared = t.storage().is_shared()\n", "import torch\nshared = t.untyped_storage().is_shared()\n"),
+    ("import torch\nsize = t.storage().size()\n", None),
+    ("import torch\nitem = t.storage()[0]\n", None),
+    ("import torch\nstore = t.storage()\nptr = store.data_ptr()\n", None),
+    ("import torch\nptr = t.storage().data_ptr(1)\n", None),
+], ids=["data_ptr", "nbytes", "is_shared", "size", "index", "kept", "odd-data_ptr"])
+def test_tensor_storage_method_fix_only_when_identical(lint, code, fixed):
+    findings = _codes(lint(code, select=["TP224"]), "TP224")
+    assert len(findings) == 1
+    if fixed is None:
+        assert findings[0].fix is None
+    else:
+        assert _safe_fixed(lint, code, "TP224") == fixed
+
+
+@pytest.mark.torch
+def test_typed_storage_claims():
+    torch = pytest.importorskip("torch")
+    import torch.storage
+
+    for qualname in TYPED_STORAGES:
+        obj = torch
+        for part in qualname.split(".")[1:]:
+            obj = getattr(obj, part)
+        assert issubclass(obj, torch.storage.TypedStorage), qualname
+    assert not issubclass(torch.UntypedStorage, torch.storage.TypedStorage)
+    previous = torch.storage._get_always_warn_typed_storage_removal()
+    torch.storage._set_always_warn_typed_storage_removal(True)  # it warns once per process otherwise
+    try:
+        for make in (lambda: torch.FloatStorage(3), lambda: torch.ones(3).storage()):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                make()
+            assert any(issubclass(w.category, UserWarning) and "TypedStorage is deprecated" in str(w.message)
+                       for w in caught)
+        tensor = torch.ones(3, dtype=torch.float32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            typed = tensor.storage()
+            # Why there is no blanket fix: elements vs bytes.
+            assert (typed.size(), tensor.untyped_storage().size()) == (3, 12)
+            assert typed.data_ptr() == tensor.untyped_storage().data_ptr()
+            assert typed.nbytes() == tensor.untyped_storage().nbytes()
+            assert typed.device == tensor.untyped_storage().device
+            assert typed.is_shared() == tensor.untyped_storage().is_shared()
+            assert typed.is_pinned() == tensor.untyped_storage().is_pinned()
+            assert typed.is_cuda == tensor.untyped_storage().is_cuda
+        # The fixed examples run without the warning and give what the old code gave.
+        for example in TensorStorageMethod.INVALID:
+            if example.fixed is None:
+                continue
+            names = {"a": tensor, "b": tensor[1:], "tensor": tensor}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                old = _run(example.code, names)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                new = _run(example.fixed, names)
+            assert not [w for w in caught if "TypedStorage" in str(w.message)]
+            assert {k: v for k, v in old.items() if k == "same"} == {k: v for k, v in new.items() if k == "same"}
+    finally:
+        torch.storage._set_always_warn_typed_storage_removal(previous)

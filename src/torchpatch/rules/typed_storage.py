@@ -1,0 +1,68 @@
+"""TP223: the typed storage classes (torch.FloatStorage, torch.TypedStorage, …) are deprecated."""
+
+from __future__ import annotations
+
+from torchpatch.rules.base import Invalid, Rule
+from torchpatch.versions import v
+
+#: The legacy typed storage classes of torch 2.13 (``dir(torch)``, ``dir(torch.cuda)``): all are
+#: subclasses of ``torch.storage.TypedStorage`` and warn when created.
+_TYPES = ("Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double", "Bool", "BFloat16",
+          "ComplexFloat", "ComplexDouble")
+_QUANTIZED = ("QUInt8", "QInt8", "QInt32", "QUInt4x2", "QUInt2x4")
+TYPED_STORAGES = frozenset(
+    [f"torch.{name}Storage" for name in (*_TYPES, *_QUANTIZED)]
+    + [f"torch.cuda.{name}Storage" for name in _TYPES]
+    + ["torch.TypedStorage", "torch.storage.TypedStorage", "torch.Storage"]
+)
+
+
+class TypedStorage(Rule):
+    """
+    ## What it does
+    Flags uses of the typed storage classes: `torch.TypedStorage`, the legacy per-dtype classes
+    (`torch.FloatStorage`, `torch.ByteStorage`, …, `torch.Storage`) and their CUDA twins
+    (`torch.cuda.FloatStorage`, …). There is no automatic fix.
+
+    ## Why is this bad?
+    Since PyTorch 2.0, `TypedStorage` is deprecated: creating one (or calling `tensor.storage()`, see
+    TP224) warns "TypedStorage is deprecated. It will be removed in the future and UntypedStorage
+    will be the only storage class" (`UserWarning`, once per process). The replacement,
+    `torch.UntypedStorage` / `tensor.untyped_storage()`, is a plain byte buffer: its size, indexing,
+    `tolist()` and `resize_()` count bytes, not elements, so code has to be adapted by hand. To build
+    a tensor of a given dtype, create the tensor (`torch.empty(n, dtype=torch.float32)`) rather than
+    a storage.
+    """
+
+    code = "TP223"
+    name = "typed-storage"
+    summary = "`torch.FloatStorage`, `torch.TypedStorage`, … are deprecated (since 2.0): use tensors or `UntypedStorage`"
+    deprecated_in = v("2.0")
+    references = (
+        "https://docs.pytorch.org/docs/stable/storage.html",
+    )
+    catalog_ids = ("ag.typed-storage",)
+    references_to = TYPED_STORAGES
+
+    VALID = [
+        "import torch\nbuffer = torch.UntypedStorage(16)\n",
+        "import torch\nx = torch.empty(4, dtype=torch.float32)\n",
+        "import torch\nptr = x.untyped_storage().data_ptr()\n",
+        # Look-alikes: another library's FloatStorage, a local class.
+        "import torch\nfrom mylib import FloatStorage\nstore = FloatStorage(4)\n",
+        "import torch\nclass FloatStorage:\n    pass\nstore = FloatStorage()\n",
+    ]
+    INVALID = [
+        Invalid("import torch\nstore = torch.FloatStorage(4)\n"),
+        Invalid("import torch as th\nif isinstance(obj, th.TypedStorage):\n    pass\n"),
+        Invalid("from torch.cuda import HalfStorage\nstore = HalfStorage(8)\n"),
+        Invalid("from torch.storage import TypedStorage as TS\nstore = TS(4, dtype=dtype)\n"),
+    ]
+
+    def check_reference(self, ctx, reference):
+        if reference.in_import:
+            return  # reported where the name is used
+        name = reference.qualname
+        message = (f"`{name}` is a typed storage, deprecated since PyTorch {self.deprecated_in}; use tensors, "
+                   f"or `torch.UntypedStorage` (which counts bytes, not elements)")
+        yield ctx.diagnostic(reference.node, message)
