@@ -17,6 +17,7 @@ from torchpatch.rules.flex_attention_return_lse import FlexAttentionReturnLse
 from torchpatch.rules.lr_scheduler_verbose import VERBOSE_POSITION, LrSchedulerVerbose
 from torchpatch.rules.profiler_use_cuda import ProfilerUseCuda
 from torchpatch.rules.tensor_storage_method import TensorStorageMethod
+from torchpatch.rules.tf32_legacy_flags import LEGACY_FLAGS
 from torchpatch.rules.typed_storage import TYPED_STORAGES
 from torchpatch.rules.varlen_attn_signature import VarlenAttnSignature
 
@@ -585,3 +586,37 @@ def test_typed_storage_claims():
             assert {k: v for k, v in old.items() if k == "same"} == {k: v for k, v in new.items() if k == "same"}
     finally:
         torch.storage._set_always_warn_typed_storage_removal(previous)
+
+
+
+# -- TP421 tf32-legacy-flags (opt-in) -----------------------------------------------------------
+
+def test_tf32_flags_opt_in_and_aliases(lint):
+    code = "import torch as th\nth.backends.cuda.matmul.allow_tf32 = True\n"
+    assert _codes(lint(code), "TP421") == []
+    findings = _codes(lint(code, select=["TP421"]), "TP421")
+    assert len(findings) == 1 and findings[0].fix is None and "2.9" in findings[0].message
+    code = "import torch.backends.cudnn as cudnn\ncudnn.allow_tf32 = True\nflag = cudnn.allow_tf32\n"
+    assert [f.row for f in _codes(lint(code, select=["TP421"]), "TP421")] == [2, 3]
+
+
+@pytest.mark.torch
+def test_tf32_flags_claims():
+    torch = pytest.importorskip("torch")
+
+    for legacy, new in LEGACY_FLAGS.items():
+        for qualname in (legacy, new):
+            owner, _, attribute = qualname.rpartition(".")
+            obj = torch
+            for part in owner.split(".")[1:]:
+                obj = getattr(obj, part)
+            getattr(obj, attribute)  # both APIs exist in 2.13
+    conv = torch.backends.cudnn.conv
+    saved = (conv.fp32_precision, torch.backends.cudnn.rnn.fp32_precision, torch.backends.cudnn.allow_tf32)
+    try:
+        conv.fp32_precision = "ieee"  # new API for conv only; rnn keeps the legacy state
+        with pytest.raises(RuntimeError, match="mix of the legacy and new APIs"):
+            torch.backends.cudnn.allow_tf32
+    finally:
+        conv.fp32_precision, torch.backends.cudnn.rnn.fp32_precision = saved[0], saved[1]
+        torch.backends.cudnn.allow_tf32 = saved[2]
