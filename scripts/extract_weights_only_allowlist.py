@@ -23,7 +23,13 @@ from pathlib import Path
 
 DATA = Path(__file__).resolve().parent.parent / "src" / "torchpatch" / "audit" / "data" / "weights_only.json"
 
+# Modules that `import torch` itself imports and that call add_safe_globals at import time
+# (measured on 2.13: NJT support in torch.nested, mesh layouts in torch.distributed.device_mesh),
+# so their entries are allowlisted in every process that has imported torch.
+IMPORT_TIME_MODULES = ("torch/nested/__init__.py", "torch/distributed/device_mesh.py")
+
 SOURCES = (
+    *IMPORT_TIME_MODULES,
     "torch/_weights_only_unpickler.py",
     "torch/_utils.py",
     "torch/storage.py",
@@ -84,6 +90,32 @@ def assigned_literal(source: str, name: str):
     return None
 
 
+def import_time_safe_globals(path: str, source: str) -> list[str]:
+    """Names passed to add_safe_globals outside any function in ``path`` (resolved through its imports)."""
+    package = path[: -len("/__init__.py")] if path.endswith("/__init__.py") else path.rsplit("/", 1)[0]
+    package = package.replace("/", ".")
+    tree = ast.parse(source)
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            base = base[: len(base) - node.level + 1] if node.level else []
+            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    nested = {id(inner) for f in functions for inner in ast.walk(f) if inner is not f}
+    names = []
+    for node in ast.walk(tree):
+        if id(node) in nested or not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if called in ("add_safe_globals", "_add_safe_globals") and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
+            names.extend(aliases.get(e.id, e.id) for e in node.args[0].elts if isinstance(e, ast.Name))
+    return names
+
+
 def dtype_name(attribute: str) -> str:
     return "torch." + DTYPE_ALIASES.get(attribute, attribute)
 
@@ -124,7 +156,9 @@ def extract(files: dict[str, str]) -> dict:
     utils = files["torch/_utils.py"]
     name_mapping = assigned_literal(utils, "NAME_MAPPING") if uses_mapping else {}
     serialization = files["torch/serialization.py"]
+    implicit = sorted({n for path in IMPORT_TIME_MODULES for n in import_time_safe_globals(path, files[path])})
     return {
+        "import_time_allowlist": implicit,
         "allowlist": sorted(names),
         "blocked_modules": assigned_literal(unpickler, "_blocklisted_modules") or [],
         "opcodes": opcodes,
@@ -141,7 +175,8 @@ def extract(files: dict[str, str]) -> dict:
 
 def read_wheel(wheel: Path) -> dict[str, str]:
     with zipfile.ZipFile(wheel) as archive:
-        return {name: archive.read(name).decode("utf-8") for name in SOURCES}
+        present = set(archive.namelist())
+        return {name: archive.read(name).decode("utf-8") if name in present else "" for name in SOURCES}
 
 
 def download(release: str, folder: Path) -> Path:
@@ -152,18 +187,18 @@ def download(release: str, folder: Path) -> Path:
     return next(folder.glob("torch-*.whl"))
 
 
-def runtime_allowlist(release: str) -> list[str] | None:
-    """The installed torch's own default allowlist, when it is ``release``."""
+def runtime_allowlist(release: str) -> tuple[list[str], list[str]] | None:
+    """The installed torch's default and import-time allowlists, when it is ``release``."""
     probe = (
         "import json, torch\n"
-        "from torch._weights_only_unpickler import _get_allowed_globals\n"
-        "print(json.dumps([torch.__version__.split('+')[0], sorted(_get_allowed_globals())]))\n"
+        "from torch._weights_only_unpickler import _get_allowed_globals, _get_user_allowed_globals\n"
+        "print(json.dumps([torch.__version__.split('+')[0], sorted(_get_allowed_globals()), sorted(_get_user_allowed_globals())]))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], check=False, capture_output=True, text=True)
     if done.returncode != 0:
         return None
-    version, names = json.loads(done.stdout.strip().splitlines()[-1])
-    return names if version == release else None
+    version, names, implicit = json.loads(done.stdout.strip().splitlines()[-1])
+    return (names, implicit) if version == release else None
 
 
 def main() -> int:
@@ -181,10 +216,11 @@ def main() -> int:
             shutil.rmtree(folder, ignore_errors=True)
         entry["release"] = release
         runtime = runtime_allowlist(release)
-        if runtime is not None and runtime != entry["allowlist"]:
-            missing = sorted(set(runtime) - set(entry["allowlist"]))
-            extra = sorted(set(entry["allowlist"]) - set(runtime))
-            raise SystemExit(f"static extraction disagrees with installed torch {release}: missing {missing}, extra {extra}")
+        for found, key in zip(runtime or (), ("allowlist", "import_time_allowlist")):
+            if found != entry[key]:
+                missing = sorted(set(found) - set(entry[key]))
+                extra = sorted(set(entry[key]) - set(found))
+                raise SystemExit(f"static {key} disagrees with installed torch {release}: missing {missing}, extra {extra}")
         minor = ".".join(release.split(".")[:2])
         data[minor] = entry
         print(f"torch {release}: {len(entry['allowlist'])} allowlisted globals, {len(entry['opcodes'])} opcodes"

@@ -173,6 +173,55 @@ def malicious_files(tmp_marker: str) -> dict[str, bytes]:
     return files
 
 
+def edge_files() -> dict[str, bytes]:
+    """Benign but unusual pickles and containers that probe torch's exact rules (labelled by torch)."""
+    z = torch_zip
+    size = call(op_global("torch", "Size"), b"]K\x02a")
+    counter = call(op_global("collections", "Counter"))
+    od = call(op_global("collections", "OrderedDict"))
+    files = {
+        "edge_build_size_empty.pt": z(payload_pickle(size + b"}b")),
+        "edge_build_size_state.pt": z(payload_pickle(size + b"}" + op_str("a") + b"K\x01sb")),
+        "edge_build_set_state.pt": z(payload_pickle(call(op_global("builtins", "set")) + b"}" + op_str("a") + b"K\x01sb")),
+        "edge_build_ordereddict.pt": z(payload_pickle(od + b"}b")),
+        "edge_build_dict.pt": z(payload_pickle(b"}}b")),
+        "edge_setitem_counter.pt": z(payload_pickle(counter + op_str("k") + b"K\x01s")),
+        "edge_setitem_list.pt": z(payload_pickle(b"]K\x00K\x01s")),
+        "edge_append_tuple.pt": z(payload_pickle(b")K\x01a")),
+        "edge_persid_module.pt": z(payload_pickle(b"(" + op_str("module") + b"K\x01tQ")),
+        "edge_persid_string.pt": z(payload_pickle(op_str("storage") + b"Q")),
+        "edge_missing_memo.pt": z(payload_pickle(b"h\x07")),
+        "edge_newobj_function.pt": z(payload_pickle(op_global("torch._utils", "_rebuild_tensor_v2") + b")\x81")),
+        "edge_reduce_literal.pt": z(payload_pickle(b"K\x01)R")),
+        "edge_missing_storage.pt": z(payload_pickle(b"(" + op_str("storage") + op_global("torch", "FloatStorage") + op_str("7") + op_str("cpu") + b"K\x04tQ")),
+        "edge_short_binstring.pt": z(payload_pickle(b"U\x03abc")),
+        "edge_long1.pt": z(payload_pickle(b"\x8a\x09" + bytes(8) + b"\x01")),
+        "edge_additems.pt": z(b"\x80\x04\x8f(K\x01\x90."),
+        "edge_proto3.pt": z(b"\x80\x03}" + op_str("a") + b"K\x01s."),
+        "edge_no_stop.pt": z(b"\x80\x02}" + op_str("a") + b"K\x01s"),
+        "edge_surrogate.pt": z(payload_pickle(b"X\x03\x00\x00\x00\xed\xa0\x80")),
+        "edge_dtype_global.pt": z(payload_pickle(op_global("torch", "float32"))),
+        "edge_reduce_dtype.pt": z(payload_pickle(call(op_global("torch", "float32")))),
+        "edge_deflated_benign.pt": z(payload_pickle(b"K\x01"), compress_pkl=True),
+        "edge_nested_tensor_njt.pt": z(payload_pickle(op_global("torch.nested._internal.nested_tensor", "NestedTensor"))),
+        "edge_legacy_bad_protocol.pt": legacy(pickle.dumps({}, protocol=2))[:0] + pickle.dumps(0x1950A86A20F9469CFC6C, protocol=2) + pickle.dumps(1000, protocol=2) + pickle.dumps({}, protocol=2) * 3,
+    }
+    raw = z(payload_pickle(b"K\x01"))
+    crc = struct.pack("<I", __import__("zlib").crc32(payload_pickle(b"K\x01")))
+    files["edge_bad_crc_benign.pt"] = raw.replace(crc, struct.pack("<I", 0x12345678))
+    no_version = io.BytesIO()
+    with zipfile.ZipFile(no_version, "w") as archive:
+        archive.writestr("archive/data.pkl", payload_pickle(b"K\x01"))
+    files["edge_no_version.pt"] = no_version.getvalue()
+    encrypted = bytearray(raw)
+    central = encrypted.rfind(b"PK\x01\x02archive/data.pkl"[:4])
+    first_central = encrypted.find(b"PK\x01\x02")
+    encrypted[first_central + 8] |= 0x01
+    del central
+    files["edge_encrypted_flag.pt"] = bytes(encrypted)
+    return files
+
+
 def main_classes() -> dict[str, type]:
     """Classes defined in a training script (``__main__``) when their objects were saved."""
     import collections
@@ -288,6 +337,9 @@ def generate(out_dir: str) -> dict[str, dict]:
     for name, raw in malicious_files(marker).items():
         (out / name).write_bytes(raw)
         labels[name] = {"expected": "malicious"}
+    for name, raw in edge_files().items():
+        (out / name).write_bytes(raw)
+        labels[name] = {"expected": "benign"}
     classes = main_classes()
     register_main(classes)
     for name, (obj, expected) in benign_files(classes).items():

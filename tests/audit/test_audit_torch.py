@@ -58,7 +58,8 @@ def test_no_false_alarm_on_benign_files(corpus) -> None:
 
 
 def test_verdicts_match_the_construction(corpus) -> None:
-    wrong = {n: l["report"].verdict for n, l in corpus.items() if l["report"].verdict != l["expected"]}
+    # "benign" edge cases probe torch's rules; their verdict depends on what torch does with them.
+    wrong = {n: l["report"].verdict for n, l in corpus.items() if l["expected"] != "benign" and l["report"].verdict != l["expected"]}
     assert not wrong
 
 
@@ -89,21 +90,28 @@ def test_main_class_gets_the_tuple_form(corpus) -> None:
 
 
 def test_static_rules_equal_the_installed_torch() -> None:
-    torch = pytest.importorskip("torch")
-    from torch._weights_only_unpickler import _blocklisted_modules, _get_allowed_globals
-
+    pytest.importorskip("torch")
     from torchpatch.audit.weights_only import rules_for
     from torchpatch.versions import Version
 
-    rules = rules_for(Version.parse(torch.__version__))
-    assert rules.allowlist == frozenset(_get_allowed_globals())
-    assert rules.blocked_modules == frozenset(_blocklisted_modules)
+    # A fresh interpreter: other tests import torch._dynamo, which registers more safe globals.
+    probe = (
+        "import json, torch; from torch import _weights_only_unpickler as w;"
+        "print(json.dumps([torch.__version__, sorted(w._get_allowed_globals()), sorted(w._get_user_allowed_globals()),"
+        " w._blocklisted_modules]))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True, timeout=120)
+    version, allowed, import_time, blocked = json.loads(done.stdout.strip().splitlines()[-1])
+    rules = rules_for(Version.parse(version))
+    assert rules.allowlist == frozenset(allowed)
+    assert rules.import_time_allowlist == frozenset(import_time)
+    assert rules.blocked_modules == frozenset(blocked)
 
 
 def test_verify_agrees_with_the_static_verdicts(corpus, capsys) -> None:
     from torchpatch.cli import main
 
-    benign = [l["path"] for l in corpus.values() if l["expected"] != "malicious"]
+    benign = [l["path"] for l in corpus.values() if l["expected"] in ("safe", "needs-allowlist")]
     code = main(["audit", *benign, "--verify", "--output-format", "json", "--torch-version", "2.13"])
     rows = json.loads(capsys.readouterr().out)
     assert code == 1

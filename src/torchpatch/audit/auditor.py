@@ -15,7 +15,7 @@ from torchpatch.audit.formats import (
     Opened,
     open_checkpoint,
 )
-from torchpatch.audit.pickle_scan import Call, Container, Global, Unresolved
+from torchpatch.audit.pickle_scan import Call, Container, Global, Persistent, Unresolved
 from torchpatch.audit.weights_only import (
     MAGIC_NUMBER,
     PROTOCOL_VERSION,
@@ -157,8 +157,12 @@ class _Judge:
         for unresolved in scan.unresolved:
             self.flag(member, unresolved.offset, f"{unresolved.why}: cannot be resolved to a literal name")
         for call in scan.calls:
-            if not isinstance(call.func, Global) and not isinstance(call.func, Unresolved):
+            if isinstance(call.func, (Call, Persistent)):
                 self.flag(member, call.offset, f"{call.opcode} calls {_kind(call.func)}, not a named global")
+            elif not isinstance(call.func, (Global, Unresolved)):
+                # A literal is not callable: the load fails there, but nothing runs.
+                self.report.findings.append(Finding(member.name, call.offset, "error", "TPA104",
+                                                    f"{call.opcode} calls {_kind(call.func)}: the load fails there"))
         for target, offset in scan.builds:
             if isinstance(target, Global):
                 self.flag(member, offset, f"BUILD sets attributes on the global {target.full} itself")
@@ -190,6 +194,8 @@ def _kind(value: Any) -> str:
         return "the result of another call"
     if isinstance(value, Container):
         return f"a {value.kind}"
+    if isinstance(value, Persistent):
+        return "a persistent-id object"
     return f"a {type(value).__name__} value"
 
 

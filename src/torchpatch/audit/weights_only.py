@@ -24,6 +24,7 @@ class Rules:
 
     release: str
     allowlist: frozenset[str]
+    import_time_allowlist: frozenset[str]
     blocked_modules: frozenset[str]
     opcodes: frozenset[int]
     setitem_dict_only: bool
@@ -58,6 +59,7 @@ def rules_for(version: Version) -> Rules:
     return Rules(
         release=entry["release"],
         allowlist=frozenset(entry["allowlist"]),
+        import_time_allowlist=frozenset(entry.get("import_time_allowlist", ())),
         blocked_modules=frozenset(entry["blocked_modules"]),
         opcodes=frozenset(bytes.fromhex(op)[0] for op in entry["opcodes"]),
         setitem_dict_only=entry["setitem_dict_only"],
@@ -91,9 +93,29 @@ class Ref:
 
 @dataclass(eq=False)
 class Obj:
-    """An object built during the load; only its exact type matters to torch's checks."""
+    """An object built during the load; only its exact type (and emptiness) matters to torch's checks."""
 
     type: str
+    filled: bool = False
+
+
+# Allowlisted C types that have neither __setstate__ nor a __dict__.
+_NO_DICT = frozenset({"torch.Size", "torch.device", "set", "builtins.set", "bytearray", "builtins.bytearray", "complex", "builtins.complex"})
+
+
+def _truthy(state: Any) -> bool:
+    if isinstance(state, Obj):
+        return state.filled or state.type not in ("dict", "list", "set")
+    return bool(state) if not isinstance(state, Ref) else True
+
+
+def _not_callable(name: str) -> bool:
+    """Allowlist entries that are objects, not functions or classes: dtypes, qschemes and the
+    legacy storage names (instances of torch.serialization.StorageType)."""
+    module, _, last = name.rpartition(".")
+    if module in ("torch", "torch.cuda") and last.endswith("Storage"):
+        return True
+    return module == "torch" and last[:1].islower() and name != "torch.device"
 
 
 _DICTS = ("dict", "collections.OrderedDict", "collections.Counter")
@@ -186,12 +208,17 @@ class Emulator:
         return module, name
 
     def allowed(self, name: str) -> bool:
-        return name in self.rules.allowlist or name in self.user
+        return name in self.rules.allowlist or self.user_allowed(name)
+
+    def user_allowed(self, name: str) -> bool:
+        # Modules that `import torch` loads register entries through add_safe_globals, so
+        # torch treats them exactly like the caller's own safe_globals.
+        return name in self.user or name in self.rules.import_time_allowlist
 
     def build_allowed(self, type_name: str) -> bool:
         if type_name in ("torch.Tensor", _PARAMETER, "collections.OrderedDict"):
             return True
-        if type_name in self.user:
+        if self.user_allowed(type_name):
             return True
         return self.rules.build_allows_default_types and type_name in self.rules.allowlist and _is_class_name(type_name)
 
@@ -243,7 +270,7 @@ class Emulator:
                     cls = stack.pop()
                     if not isinstance(cls, Ref) or not (cls.name == _PARAMETER or self.allowed(cls.name)):
                         raise Refusal("newobj", _describe(cls), base + at, f"NEWOBJ of {_describe(cls)}: only allowlisted classes can be created")
-                    if not _is_class_name(cls.name) and cls.name not in self.user:
+                    if _not_callable(cls.name) or not _is_class_name(cls.name) and not self.user_allowed(cls.name):
                         raise malformed(f"NEWOBJ of {cls.name}, which is not a class", at)
                     stack.append(Obj(cls.name))
                 elif op == 0x52:  # REDUCE
@@ -251,19 +278,27 @@ class Emulator:
                     func = stack[-1]
                     if not isinstance(func, Ref):
                         raise Refusal("reduce", _describe(func), base + at, f"REDUCE on {_describe(func)}, which is not an allowlisted function")
+                    if _not_callable(func.name):
+                        raise malformed(f"REDUCE calls {func.name}, which is not callable", at)
                     stack[-1] = result_type(func.name, args)
                 elif op == 0x62:  # BUILD
-                    stack.pop()
+                    state = stack.pop()
                     inst = stack[-1]
                     type_name = inst.type if isinstance(inst, Obj) else _literal_type(inst)
                     if not self.build_allowed(type_name):
                         raise Refusal("build", type_name, base + at, f"BUILD on a {type_name} object: only Tensor, Parameter, OrderedDict and allowlisted types can be built")
+                    # Without __setstate__, torch falls back to inst.__dict__.update(state), which
+                    # fails for these C types whenever the state is not empty.
+                    if type_name in _NO_DICT and _truthy(state):
+                        raise malformed(f"BUILD with state on a {type_name}, which has no __dict__", at)
                 elif op in (0x61, 0x65):  # APPEND, APPENDS
                     if op == 0x61:
                         stack.pop()
                     else:
                         stack = metastack.pop()
                     target = stack[-1]
+                    if isinstance(target, Obj):
+                        target.filled = True
                     if _type_of(target) != "list":
                         raise Refusal("append", _type_of(target), base + at, f"APPEND to a {_type_of(target)}: torch only appends to lists")
                 elif op in (0x73, 0x75):  # SETITEM, SETITEMS
@@ -273,6 +308,8 @@ class Emulator:
                     else:
                         stack = metastack.pop()
                     target = stack[-1]
+                    if isinstance(target, Obj):
+                        target.filled = True
                     # _check_set_item_target arrived with the CVE-2026-24747 fix (2.10).
                     if self.rules.setitem_dict_only and _type_of(target) not in _DICTS:
                         raise Refusal("setitem", _type_of(target), base + at, f"SETITEM on a {_type_of(target)}: torch only sets items on dict, OrderedDict and Counter")
