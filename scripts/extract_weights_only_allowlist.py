@@ -183,7 +183,7 @@ def download(release: str, folder: Path) -> Path:
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", str(folder), f"torch=={release}"]
     # Only the wheel's sources are read, nothing is installed, so an environment constraint that
     # caps the installable torch must not hide newer releases from the download.
-    subprocess.run(command, check=True, env={**os.environ, "PIP_CONSTRAINT": ""})
+    subprocess.run(command, check=True, env={**os.environ, "PIP_CONSTRAINT": os.devnull})
     return next(folder.glob("torch-*.whl"))
 
 
@@ -225,10 +225,14 @@ def main() -> int:
         data[minor] = entry
         print(f"torch {release}: {len(entry['allowlist'])} allowlisted globals, {len(entry['opcodes'])} opcodes"
               + (" (checked against the installed torch)" if runtime is not None else ""))
-    DATA.parent.mkdir(parents=True, exist_ok=True)
-    ordered = dict(sorted(data.items(), key=lambda item: tuple(int(p) for p in item[0].split("."))))
-    DATA.write_text(json.dumps(ordered, indent=1, sort_keys=True) + "\n")
+        write(data)
     return 0
+
+
+def write(data: dict) -> None:
+    """Save after every release, so a failed download later on loses nothing."""
+    DATA.parent.mkdir(parents=True, exist_ok=True)
+    DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -308,6 +308,7 @@ def benign_files(classes: dict[str, type]) -> dict[str, tuple[object, str]]:
         "need_namespace.pt": {"args": argparse.Namespace(lr=0.1, epochs=3), "model": linear.state_dict()},
         "need_datetime.pt": {"when": datetime.datetime(2026, 1, 1, 12, 0)},
         "need_full_model.pt": linear,
+        "need_full_sequential.pt": seq,
         "need_enum.pt": {"color": classes["Color"].RED},
         "need_dataclass.pt": {"config": classes["Config"](), "model": linear.state_dict()},
         "need_namedtuple.pt": {"point": classes["Point"](1, 2)},

@@ -40,7 +40,8 @@ def _files(paths: list[str]) -> tuple[list[str], list[str]]:
         if os.path.isdir(path):
             for root, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                found.extend(os.path.join(root, f) for f in sorted(files))
+                # Only regular files: reading a FIFO or device found in a folder would block.
+                found.extend(p for p in (os.path.join(root, f) for f in sorted(files)) if os.path.isfile(p) and not os.path.islink(p))
         elif os.path.isfile(path):
             named.append(path)
         else:
@@ -96,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
         for report in reports:
             if report.verdict == "malicious":
                 report.findings.append(Finding("", 0, "note", "TPA400", "--verify: not handed to torch because it is malicious"))
+        installed = installed_torch()
+        other = f" (torch {installed} ran the check; the static verdict is for {version})" if installed != version else ""
         for report, (accepted, error) in zip(checked, verify([(r.filename, r.allowlist) for r in checked])):
             expected = report.weights_only == "accept" or bool(report.allowlist)
             if accepted is None:
@@ -104,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
                 message, severity = "--verify: torch's weights-only unpickler agrees" + (" (with the suggested allowlist)" if report.allowlist else ""), "note"
             else:
                 message, severity = f"--verify: torch's weights-only unpickler disagrees ({'accepted' if accepted else error})", "error"
-            report.findings.append(Finding("", 0, severity, "TPA400", message))
+            report.findings.append(Finding("", 0, severity if not other else "note", "TPA400", message + other))
     if args.convert_to_safetensors:
         report = reports[0]
         if report.verdict == "malicious" or not (report.weights_only == "accept" or report.allowlist):

@@ -45,6 +45,10 @@ DANGEROUS_PREFIXES = (
     "modelscan", "torchpatch",
 )
 
+# Prefixes whose functions run code (collect_env.run, bottleneck) but whose classes are ordinary
+# state that full-model pickles carry (torch.utils.hooks.RemovableHandle).
+CLASS_SAFE_PREFIXES = ("torch.utils", "torch.cuda")
+
 # Names inside dangerous modules that only build plain values.
 BENIGN_IN_DANGEROUS = frozenset(
     """
@@ -135,5 +139,7 @@ def danger(module: str, name: str) -> str | None:
         return f"module {top} can run commands, import code or touch files"
     for prefix in DANGEROUS_PREFIXES:
         if full == prefix or full.startswith(prefix + ".") or (prefix.endswith("_") and full.startswith(prefix)):
+            if prefix in CLASS_SAFE_PREFIXES and is_class_like(name):
+                return None
             return f"{prefix} can run code or load files"
     return None
