@@ -58,7 +58,6 @@ class Report:
     reason: str = ""
     globals: list[GlobalUse] = field(default_factory=list)
     allowlist: list[str] = field(default_factory=list)
-    allowlist_globals: list[str] = field(default_factory=list)
     snippet: str = ""
     findings: list[Finding] = field(default_factory=list)
     torch_version: str = ""
@@ -229,7 +228,6 @@ def _decide(opened: Opened, report: Report, rules: Rules, judge: _Judge) -> None
     allowlist, dead_end, kinds = _infer_allowlist(opened, rules, report, judge)
     if allowlist is not None and not report.needs_full_unpickler:
         report.allowlist = allowlist
-        report.allowlist_globals = [name for name in allowlist if kinds[name] == "global"]
         report.reason = f"benign, but torch {rules.version} refuses it: {refusal.message if refusal else opened.torch_error}; allowlisting {len(allowlist)} name(s) makes it load"
         report.snippet = snippet(allowlist, kinds, report.filename)
     else:
