@@ -141,6 +141,10 @@ def test_convert_to_safetensors(corpus, tmp_path, capsys) -> None:
     numpy_out = tmp_path / "numpy.safetensors"
     assert main(["audit", corpus["need_numpy.pt"]["path"], "--convert-to-safetensors", str(numpy_out)]) == 1
     assert json.loads(Path(str(numpy_out) + ".json").read_text())["values"]["arr"]["repr"].startswith("array(")
+    quantized = tmp_path / "quantized.safetensors"
+    assert main(["audit", corpus["ok_quantized.pt"]["path"], "--convert-to-safetensors", str(quantized)]) == 0
+    assert "stored dequantized" in capsys.readouterr().err
+    assert load_file(str(quantized))["q"].dtype == torch.float32
     bad = tmp_path / "bad.safetensors"
     assert main(["audit", corpus["mal_print.pt"]["path"], "--convert-to-safetensors", str(bad)]) == 2
     assert not bad.exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import warnings
 from typing import Any
 
 
@@ -51,7 +52,9 @@ def convert(path: str, out: str, allowlist: list[str]) -> list[str]:
     for target in (out, sidecar):
         if os.path.exists(target):
             raise FileExistsError(f"{target} already exists; refusing to overwrite")
-    with torch.serialization.safe_globals([(_resolve(name), name) for name in allowlist]):
+    # torch warns about TypedStorage and quantized dtypes on load; the notes below say what matters.
+    with warnings.catch_warnings(), torch.serialization.safe_globals([(_resolve(name), name) for name in allowlist]):
+        warnings.simplefilter("ignore")
         loaded = torch.load(path, weights_only=True, map_location="cpu")
     tensors: dict[str, Any] = {}
     extras: dict[str, Any] = {}
