@@ -46,6 +46,10 @@ class HubWithoutTrustRepo(Rule):
     name = "hub-without-trust-repo"
     summary = "`torch.hub.load/list/help` without `trust_repo=` (interactive trust prompt since 2.11)"
     changed_in = v("2.11")
+    fix_safety_note = (
+        "No automatic fix: `trust_repo=True` is a decision to run a third-party repository's code, which only a "
+        "person who vetted (and pinned) the repository can make; an edit would turn the prompt into silent execution."
+    )
     references = (
         "https://docs.pytorch.org/docs/stable/hub.html#torch.hub.load",
     )
