@@ -100,7 +100,7 @@ class CreateBlockMaskCompileFlag(Rule):
         else:
             return
         phrase = self.version_phrase(ctx.target)
-        # Removing a positional ``_compile`` shifts later positional arguments (2.9+ has more).
+        # Removing a positional ``_compile`` shifts later positional arguments (2.13 has three more).
         removable = node is argument or len(call.args) == _COMPILE_POSITION + 1
         if is_literal(value, False):
             message = f"`create_block_mask(..., _compile=False)`: the private flag is {phrase}; drop it (False is the default)"
