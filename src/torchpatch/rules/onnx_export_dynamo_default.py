@@ -29,7 +29,7 @@ class OnnxExportDynamoDefault(Rule):
 
     The fix adds `dynamo=False`, which keeps the old exporter on every release (2.4 already
     accepts the keyword) but opts out of the new default and keeps using a deprecated path
-    (it warns from 2.9); it is unsafe. Migrating to `dynamo=True` is the long-term answer.
+    (a `DeprecationWarning` since 2.8); it is unsafe. Migrating to `dynamo=True` is the long-term answer.
     """
 
     code = "TP410"
@@ -40,7 +40,7 @@ class OnnxExportDynamoDefault(Rule):
     fix_safety = UNSAFE
     fix_safety_note = (
         "`dynamo=False` pins the TorchScript-based exporter that 2.4–2.8 used by default. On 2.9+ that is "
-        "not the default any more and is deprecated, so review whether `dynamo=True` (with `dynamic_shapes=`) "
+        "not the default any more and is deprecated (since 2.8), so review whether `dynamo=True` (with `dynamic_shapes=`) "
         "is what you want instead."
     )
     references = (
@@ -80,6 +80,6 @@ class OnnxExportDynamoDefault(Rule):
                    f"exporter) in PyTorch {self.changed_in}; your minimum is {ctx.min_torch}")
         if keyword(call, "dynamic_axes") is not None:
             message += "; `dynamic_axes` is meant for `dynamo=False` (use `dynamic_shapes` with dynamo=True)"
-        fix = Fix(message="Pass `dynamo=False` to keep the TorchScript-based exporter (deprecated from 2.9)",
+        fix = Fix(message="Pass `dynamo=False` to keep the TorchScript-based exporter (deprecated since 2.8)",
                   edits=[add_keyword(ctx, call, "dynamo=False")], applicability=UNSAFE)
         yield ctx.diagnostic(call, message, fix)
