@@ -70,3 +70,29 @@ def test_try_import_fallback_uses_the_new_path(lint):
 
 def test_use_before_module_level_binding_is_not_resolved(lint):
     assert codes(lint('torch.load("m.pt")\nimport torch\n')) == []
+
+
+def test_each_rule_sees_the_longest_name_it_watches():
+    import ast as ast_module
+
+    from torchpatch.engine.checker import RuleIndex, check_tree
+    from torchpatch.rules.base import Rule
+    from torchpatch.versions import v
+
+    class Short(Rule):
+        code, name, summary, changed_in = "TP998", "short", "s", v("2.4")
+        references_to = frozenset({"torch._dynamo.config"})
+
+        def check_reference(self, ctx, reference):
+            yield ctx.diagnostic(reference.node, reference.qualname)
+
+    class Long(Short):
+        code, name = "TP999", "long"
+        references_to = frozenset({"torch._dynamo.config", "torch._dynamo.config.cache_size_limit"})
+
+    source = "import torch\nx = torch._dynamo.config.cache_size_limit\nfrom torch._dynamo.config import cache_size_limit\n"
+    found = check_tree(source, ast_module.parse(source), RuleIndex([Short(), Long()]), v("2.15"), v("2.4"))
+    assert sorted((d.code, d.message) for d in found) == [
+        ("TP998", "torch._dynamo.config"), ("TP998", "torch._dynamo.config"),
+        ("TP999", "torch._dynamo.config.cache_size_limit"), ("TP999", "torch._dynamo.config.cache_size_limit"),
+    ]

@@ -291,33 +291,38 @@ class _Walker:
             for alias in node.names:
                 if alias.name.split(".")[0] not in TRACKED_ROOTS:
                     continue
-                for qualname in _prefixes(alias.name):
-                    if qualname in references:
-                        self._dispatch_reference(Reference(alias, qualname, scope, node, in_import=True))
-                        break
+                self._dispatch_longest([Reference(alias, qualname, scope, node, in_import=True)
+                                        for qualname in reversed(_prefixes(alias.name)) if qualname in references])
             return
         if node.level or not node.module or node.module.split(".")[0] not in TRACKED_ROOTS:
             return
-        matched_module = False
-        for qualname in _prefixes(node.module):
-            if qualname in references:
-                self._dispatch_reference(Reference(node, qualname, scope, node, in_import=True, module_node=node))
-                matched_module = True
-                break
-        if matched_module:
-            return
+        module_matches = [Reference(node, qualname, scope, node, in_import=True, module_node=node)
+                          for qualname in reversed(_prefixes(node.module)) if qualname in references]
+        reported: set[int] = set()
         for alias in node.names:
             qualname = f"{node.module}.{alias.name}"
             if qualname in references:
-                self._dispatch_reference(Reference(alias, qualname, scope, node, in_import=True))
+                reported |= self._dispatch_longest([Reference(alias, qualname, scope, node, in_import=True)])
+        # The module of ``from M import x`` once per statement, for the rules no name matched.
+        self._dispatch_longest(module_matches, skip=reported)
 
-    def _dispatch_reference(self, reference: Reference) -> None:
+    def _dispatch_longest(self, candidates: list[Reference], skip: set[int] = frozenset()) -> set[int]:
+        """Each rule sees only the longest of the candidates it watches (shortest first in the list).
+
+        Returns the ids of the rules that were called.
+        """
+        chosen: dict[int, tuple[Rule, Reference]] = {}
+        for reference in candidates:
+            for rule in self.index.references.get(reference.qualname, ()):
+                if id(rule) not in skip:
+                    chosen[id(rule)] = (rule, reference)
         ctx = self.ctx
-        ctx.scope = reference.scope
-        ctx.statement = reference.statement
-        for rule in self.index.references.get(reference.qualname, ()):
+        for rule, reference in chosen.values():
+            ctx.scope = reference.scope
+            ctx.statement = reference.statement
             ctx.rule = rule
             ctx.diagnostics.extend(rule.check_reference(ctx, reference))
+        return set(chosen)
 
     def _visit_expression(self, root: ast.AST, scope: Scope, statement: ast.stmt) -> None:
         ctx = self.ctx
@@ -384,14 +389,15 @@ class _Walker:
         if qualname is None or qualname.split(".")[0] not in TRACKED_ROOTS:
             return
         references = self.index.references
+        candidates = []
         if qualname in references:
-            self._dispatch_reference(Reference(base, qualname, scope, statement))
-            return
+            candidates.append(Reference(base, qualname, scope, statement))
         for node in reversed(chain):
             qualname = f"{qualname}.{node.attr}"
             if qualname in references:
-                self._dispatch_reference(Reference(node, qualname, scope, statement))
-                return
+                candidates.append(Reference(node, qualname, scope, statement))
+        if candidates:
+            self._dispatch_longest(candidates)
 
 
 def _split_statement(node: ast.stmt, scopes: ScopeTree, scope: Scope):
