@@ -125,3 +125,29 @@ def test_notebook_findings_carry_cell_numbers(tmp_path, capsys):
     assert main(["check", "--isolated", "--output-format", "json", str(path)]) == 1
     findings = json.loads(capsys.readouterr().out)
     assert [(f["code"], f["cell"], f["location"]["row"], f["location"]["column"]) for f in findings] == [("TP301", 2, 2, 5)]
+
+
+def test_noqa_lines_are_not_fixed(tmp_path):
+    path = tmp_path / "m.py"
+    original = 'import torch\na = torch.load("a.pt")  # noqa: TP301\nb = torch.load("b.pt")\n'
+    path.write_text(original)
+    assert run_fix(path, "--unsafe-fixes") == 0
+    assert path.read_text() == original.replace('"b.pt")', '"b.pt", weights_only=True)')
+
+
+def test_add_todos_marks_what_no_fix_handles_once(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("import torch\n\ndef f(m):\n    ep = torch.export.export_for_training(m, a)\n"
+                    "    return torch.onnx.dynamo_export(m, a)\n")
+    assert run_fix(path, "--add-todos") == 1
+    expected = ("import torch\n\ndef f(m):\n    ep = torch.export.export(m, a)\n"
+                "    # TODO(torchpatch): TP101 `torch.onnx.dynamo_export` is deprecated in PyTorch 2.7, removed in 2.9")
+    assert path.read_text().startswith(expected)
+    once = path.read_text()
+    assert run_fix(path, "--add-todos") == 1
+    assert path.read_text() == once
+
+
+def test_decorated_first_method_is_checked(lint):
+    code = "import torch\nclass M(torch.nn.Module):\n    @torch.cuda.amp.custom_fwd\n    def forward(self, x):\n        return x\n"
+    assert [f.row for f in lint(code).findings] == [3]

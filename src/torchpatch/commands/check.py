@@ -26,6 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--unsafe-fixes", action="store_true", help="also show, and with --fix apply, unsafe fixes")
     parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     parser.add_argument("--show-fixes", action="store_true", help="list what --fix fixed")
+    parser.add_argument("--add-todos", action="store_true",
+                        help="with --fix: write a `# TODO(torchpatch): CODE message` line above each finding no fix handles")
     parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default="full")
     parser.add_argument("--statistics", action="store_true", help="print counts per rule")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
@@ -117,9 +119,13 @@ def run(args: argparse.Namespace) -> int:
     paths = args.paths or [Path(".")]
     exclude = [*(settings.exclude if settings.exclude is not None else DEFAULT_EXCLUDE), *settings.extend_exclude]
     fixing = args.fix or args.diff
+    if args.add_todos and not fixing:
+        from torchpatch.cli import UsageError
+
+        raise UsageError("--add-todos writes comments: use it with --fix or --diff")
     results: list[FileResult] = []
     for path in discover(paths, exclude, settings.project_root):
-        result = check_file(path, settings, fix=fixing, unsafe_fixes=args.unsafe_fixes)
+        result = check_file(path, settings, fix=fixing, unsafe_fixes=args.unsafe_fixes, add_todos=args.add_todos)
         if not result.findings and not result.fixed_count:
             result.source = result.original_text = result.fixed_text = None  # keep memory flat on big trees
         results.append(result)
@@ -134,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     fixed_total = 0
     if args.fix:
         for result in results:
-            if result.fixed_count and result.error is None:
+            if (result.fixed_count or result.todo_count) and result.error is None:
                 try:
                     if write_fixed(result):
                         fixed_total += result.fixed_count
@@ -144,6 +150,9 @@ def run(args: argparse.Namespace) -> int:
     _print_findings(results, args)
     if args.fix and args.show_fixes:
         _print_fixed(results)
+    todos = sum(r.todo_count for r in results)
+    if todos and not args.quiet:
+        print(f"Added {todos} TODO(torchpatch) comment{'s' * (todos != 1)}.", file=sys.stderr)
     remaining = sum(len(r.findings) for r in results) + sum(1 for r in results if r.error is not None)
     if not args.quiet and args.output_format in ("full", "concise"):
         _print_summary(results, remaining, fixed_total, args)

@@ -280,7 +280,7 @@ class _Walker:
                 for expr, expr_scope in ((h, scope) for h in header):
                     self._visit_expression(expr, expr_scope, node)
         for body in bodies:
-            if body and self._has_candidate(body[0].lineno, body[-1].end_lineno or body[-1].lineno):
+            if body and self._has_candidate(_first_row(body[0]), body[-1].end_lineno or body[-1].lineno):
                 self._visit_body(body, inner_scope)
 
     def _visit_import(self, node: ast.Import | ast.ImportFrom, scope: Scope) -> None:
@@ -422,6 +422,12 @@ def _split_statement(node: ast.stmt, scopes: ScopeTree, scope: Scope):
         header = [node.subject, *(c.guard for c in node.cases if c.guard is not None)]
         return header, [c.body for c in node.cases], scope
     return [node], [], scope
+
+
+def _first_row(statement: ast.stmt) -> int:
+    """A statement's first row, its decorators included."""
+    decorators = getattr(statement, "decorator_list", None)
+    return min([statement.lineno, *(d.lineno for d in decorators)]) if decorators else statement.lineno
 
 
 def _bind_arguments(scope: Scope, arguments: ast.arguments) -> None:

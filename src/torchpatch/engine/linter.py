@@ -47,6 +47,7 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None  # why the file could not be checked
     fixed_count: int = 0
+    todo_count: int = 0  # ``# TODO(torchpatch)`` lines written by --add-todos
     fixed_codes: dict[str, int] = field(default_factory=dict)
     original_text: str | None = None
     fixed_text: str | None = None
@@ -90,7 +91,8 @@ def lint_text(text: str, path: Path, settings: Settings, locator: Locator | None
     return diagnostics
 
 
-def check_file(path: Path, settings: Settings, fix: bool = False, unsafe_fixes: bool = False) -> FileResult:
+def check_file(path: Path, settings: Settings, fix: bool = False, unsafe_fixes: bool = False,
+               add_todos: bool = False) -> FileResult:
     result = FileResult(path=path)
     try:
         source = read_source(path)
@@ -107,22 +109,34 @@ def check_file(path: Path, settings: Settings, fix: bool = False, unsafe_fixes: 
         return result
     text = source.text
     try:
-        diagnostics = lint_text(text, path, settings)
+        diagnostics = unsuppressed(text, lint_text(text, path, settings), file_codes)
         if fix:
-            text, diagnostics = _fix_to_fixpoint(text, path, settings, diagnostics, unsafe_fixes, result)
+            text, diagnostics = _fix_to_fixpoint(text, path, settings, diagnostics, unsafe_fixes, result, file_codes)
+        if add_todos:
+            text, diagnostics = _add_todos(text, path, settings, diagnostics, unsafe_fixes, result, file_codes)
     except ParseFailure as error:
         result.error = str(error)
         return result
     result.fixed_text = text
     locator = Locator(text)
+    result.findings = [_place(diagnostic, locator, source, path) for diagnostic in diagnostics]
+    return result
+
+
+def unsuppressed(text: str, diagnostics: list[Diagnostic], file_codes: set[str]) -> list[Diagnostic]:
+    """The diagnostics that neither ``# noqa`` on their line nor a file-level noqa suppresses."""
+    if not diagnostics:
+        return diagnostics
+    locator = Locator(text)
+    kept = []
     for diagnostic in diagnostics:
         if file_codes and _suppressed_by(diagnostic.code, file_codes):
             continue
-        finding = _place(diagnostic, locator, source, path)
-        if _noqa_suppresses(locator.line(finding.noqa_row), diagnostic.code):
+        row, _ = locator.position(diagnostic.start)
+        if _noqa_suppresses(locator.line(row), diagnostic.code):
             continue
-        result.findings.append(finding)
-    return result
+        kept.append(diagnostic)
+    return kept
 
 
 def _place(diagnostic: Diagnostic, locator: Locator, source: Source, path: Path) -> Finding:
@@ -181,7 +195,8 @@ def fix_allowed(fix: Fix | None, unsafe_fixes: bool) -> bool:
 
 
 def _fix_to_fixpoint(text: str, path: Path, settings: Settings, diagnostics: list[Diagnostic],
-                     unsafe_fixes: bool, result: FileResult) -> tuple[str, list[Diagnostic]]:
+                     unsafe_fixes: bool, result: FileResult,
+                     file_codes: set[str] = frozenset()) -> tuple[str, list[Diagnostic]]:
     for _ in range(_MAX_FIX_ROUNDS):
         chosen = select_fixes([d for d in diagnostics if fix_allowed(d.fix, unsafe_fixes)])
         if not chosen:
@@ -196,8 +211,39 @@ def _fix_to_fixpoint(text: str, path: Path, settings: Settings, diagnostics: lis
         if obsolete:
             new_text = remove_unused_imports(new_text, path, obsolete)
         text = new_text
-        diagnostics = lint_text(text, path, settings)
+        diagnostics = unsuppressed(text, lint_text(text, path, settings), file_codes)
     return text, diagnostics
+
+
+_TODO = "# TODO(torchpatch): {code} {message}"
+
+
+def _add_todos(text: str, path: Path, settings: Settings, diagnostics: list[Diagnostic], unsafe_fixes: bool,
+               result: FileResult, file_codes: set[str]) -> tuple[str, list[Diagnostic]]:
+    """A ``# TODO(torchpatch): CODE message`` line above each finding that no fix handles (once)."""
+    locator = Locator(text)
+    edits: list[Edit] = []
+    seen: set[tuple[int, str]] = set()
+    newline = "\r\n" if "\r\n" in text else "\n"
+    for diagnostic in diagnostics:
+        if fix_allowed(diagnostic.fix, unsafe_fixes):
+            continue
+        row, _ = locator.position(diagnostic.start)
+        comment = _TODO.format(code=diagnostic.code, message=diagnostic.message)
+        previous = locator.line(row - 1).strip() if row > 1 else ""
+        if previous.startswith(f"# TODO(torchpatch): {diagnostic.code} ") or (row, diagnostic.code) in seen:
+            continue
+        seen.add((row, diagnostic.code))
+        line = locator.line(row)
+        indent = line[:len(line) - len(line.lstrip())]
+        edits.append(Edit(locator.line_starts[row - 1], locator.line_starts[row - 1], f"{indent}{comment}{newline}"))
+    if not edits:
+        return text, diagnostics
+    new_text = apply_edits(text, edits)
+    if not _parses(new_text, path):
+        return text, diagnostics
+    result.todo_count += len(edits)
+    return new_text, unsuppressed(new_text, lint_text(new_text, path, settings), file_codes)
 
 
 def select_fixes(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
@@ -225,7 +271,7 @@ def _overlaps(edit: Edit, span: tuple[int, int]) -> bool:
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:
-    unique = sorted(set(edits), key=lambda e: (e.start, e.end))
+    unique = sorted(dict.fromkeys(edits), key=lambda e: (e.start, e.end))  # same-offset insertions keep their order
     parts = []
     position = 0
     for edit in unique:
