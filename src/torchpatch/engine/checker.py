@@ -42,10 +42,10 @@ class Reference:
 class Context:
     """What a rule sees of the file: positions, text, versions, and helpers to build fixes."""
 
-    def __init__(self, text: str, locator: Locator, tree: ast.Module, scopes: ScopeTree,
+    def __init__(self, text: str, locator: Locator | None, tree: ast.Module, scopes: ScopeTree,
                  target: Version, min_torch: Version) -> None:
         self.text = text
-        self.locator = locator
+        self._locator = locator
         self.tree = tree
         self.scopes = scopes
         self.target = target
@@ -57,6 +57,13 @@ class Context:
         self._planned_imports: dict[str, tuple[str, Edit]] = {}
 
     # -- positions and text ------------------------------------------------------------------------
+    @property
+    def locator(self) -> Locator:
+        """Built on first use: most files have no finding, and line tables cost time."""
+        if self._locator is None:
+            self._locator = Locator(self.text)
+        return self._locator
+
     def start(self, node: ast.AST) -> int:
         return self.locator.offset_from_ast(node.lineno, node.col_offset)
 
@@ -200,10 +207,9 @@ class RuleIndex:
 
 def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, min_torch: Version,
                locator: Locator | None = None) -> list[Diagnostic]:
-    locator = locator or Locator(text)
     scopes = ScopeTree(tree)
     ctx = Context(text, locator, tree, scopes, target, min_torch)
-    candidate_rows = _candidate_rows(text, locator, scopes, index)
+    candidate_rows = _candidate_rows(text, scopes, index)
     if not candidate_rows and not scopes.imports:
         return []
     _Walker(ctx, index, candidate_rows).run()
@@ -231,7 +237,7 @@ def _tracked_names(scopes: ScopeTree) -> set[str]:
     return names
 
 
-def _candidate_rows(text: str, locator: Locator, scopes: ScopeTree, index: RuleIndex) -> list[int]:
+def _candidate_rows(text: str, scopes: ScopeTree, index: RuleIndex) -> list[int]:
     """Rows where a tracked name or a watched method appears as text: only their statements are walked."""
     offsets: list[int] = []
     names = _tracked_names(scopes)
@@ -240,7 +246,19 @@ def _candidate_rows(text: str, locator: Locator, scopes: ScopeTree, index: RuleI
         offsets.extend(match.start() for match in pattern.finditer(text))
     if index.method_pattern is not None and names:
         offsets.extend(match.start() for match in index.method_pattern.finditer(text))
-    rows = sorted({bisect.bisect_right(locator.line_starts, offset) for offset in offsets})
+    if not offsets:
+        return []
+    offsets.sort()
+    if "\r" in text:  # lone CR is a line break for Python too: use the full line table
+        line_starts = Locator(text).line_starts
+        return sorted({bisect.bisect_right(line_starts, offset) for offset in offsets})
+    rows = []
+    row, previous = 1, 0
+    for offset in offsets:
+        row += text.count("\n", previous, offset)
+        previous = offset
+        if not rows or rows[-1] != row:
+            rows.append(row)
     return rows
 
 

@@ -9,7 +9,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from torchpatch.engine.checker import RuleIndex, check_tree
+from torchpatch.engine.checker import check_tree
 from torchpatch.engine.settings import Settings, torchfix_redirects
 from torchpatch.engine.source import Locator, Source, UnreadableFile, read_source
 from torchpatch.rules.base import SAFE, Diagnostic, Edit, Fix
@@ -77,14 +77,14 @@ def parse_text(text: str, path: Path) -> ast.Module:
 
 
 def lint_text(text: str, path: Path, settings: Settings, locator: Locator | None = None) -> list[Diagnostic]:
-    rules = settings.rules_for(path)
-    if not rules or _TORCH_HINT not in text:
+    index = settings.rules_for(path)
+    if not index.rules or _TORCH_HINT not in text:
         # Still parse: a file that is not valid Python is reported whatever it mentions.
         parse_text(text, path)
         return []
     tree = parse_text(text, path)
     try:
-        diagnostics = check_tree(text, tree, RuleIndex(rules), settings.target, settings.min_torch, locator)
+        diagnostics = check_tree(text, tree, index, settings.target, settings.min_torch, locator)
     except RecursionError:
         raise ParseFailure("too deeply nested to check") from None
     diagnostics.sort(key=lambda d: (d.start, d.code))
@@ -118,8 +118,9 @@ def check_file(path: Path, settings: Settings, fix: bool = False, unsafe_fixes: 
         result.error = str(error)
         return result
     result.fixed_text = text
-    locator = Locator(text)
-    result.findings = [_place(diagnostic, locator, source, path) for diagnostic in diagnostics]
+    if diagnostics:
+        locator = Locator(text)
+        result.findings = [_place(diagnostic, locator, source, path) for diagnostic in diagnostics]
     return result
 
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from torchpatch.rules import all_rules
 from torchpatch.rules.base import Rule
+
+if TYPE_CHECKING:
+    from torchpatch.engine.checker import RuleIndex
 from torchpatch.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version
 
 #: TorchFix codes → ours, so ``--select TOR102`` and ``# noqa: TOR102`` keep working.
@@ -57,7 +61,18 @@ class Settings:
     extend_exclude: list[str] = field(default_factory=list)
     project_root: Path | None = None
 
-    def enabled_codes(self) -> set[str]:
+    def enabled_codes(self) -> frozenset[str]:
+        cached = self.__dict__.get("_enabled_codes")
+        if cached is not None and cached[0] == self._selection_key():
+            return cached[1]
+        codes = frozenset(self._compute_enabled_codes())
+        self.__dict__["_enabled_codes"] = (self._selection_key(), codes)
+        return codes
+
+    def _selection_key(self) -> tuple:
+        return (tuple(self.select or ()), self.select is None, tuple(self.extend_select), tuple(self.ignore))
+
+    def _compute_enabled_codes(self) -> set[str]:
         rules = all_rules()
         if self.select is None:
             codes = {rule.code for rule in rules if not rule.opt_in}
@@ -71,15 +86,22 @@ class Settings:
             codes -= expand_selector(selector, rules)
         return codes
 
-    def rules_for(self, path: Path) -> list[Rule]:
+    def rules_for(self, path: Path) -> "RuleIndex":
+        """The enabled rules for one file, indexed; built once per distinct set of codes."""
         codes = self.enabled_codes()
         if self.per_file_ignores:
             relative = _relative(path, self.project_root)
             for pattern, selectors in self.per_file_ignores.items():
                 if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(path.name, pattern):
                     for selector in selectors:
-                        codes -= expand_selector(selector, all_rules())
-        return [rule() for rule in all_rules() if rule.code in codes and rule.since() <= self.target]
+                        codes = codes - expand_selector(selector, all_rules())
+        key = (frozenset(codes), self.target)
+        cache = self.__dict__.setdefault("_index_cache", {})
+        if key not in cache:
+            from torchpatch.engine.checker import RuleIndex
+
+            cache[key] = RuleIndex([rule() for rule in all_rules() if rule.code in codes and rule.since() <= self.target])
+        return cache[key]
 
     def validate(self) -> None:
         rules = all_rules()
