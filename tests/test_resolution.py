@@ -63,9 +63,8 @@ def test_try_import_fallback_uses_the_new_path(lint):
         "    from torch.distributed._tensor import DTensor  # torch < 2.5\n"
         "x = DTensor\n"
     )
-    result = lint(code)
-    # The fallback import is reported (it is dead code once min-torch >= 2.5) but the use is not.
-    assert [(f.code, f.row) for f in result.findings] == [("TP201", 4)]
+    # The fallback import is compatibility code for old releases, and the use resolves to the new path.
+    assert lint(code).findings == []
 
 
 def test_use_before_module_level_binding_is_not_resolved(lint):
@@ -96,3 +95,30 @@ def test_each_rule_sees_the_longest_name_it_watches():
         ("TP998", "torch._dynamo.config"), ("TP998", "torch._dynamo.config"),
         ("TP999", "torch._dynamo.config.cache_size_limit"), ("TP999", "torch._dynamo.config.cache_size_limit"),
     ]
+
+
+@pytest.mark.parametrize("code", [
+    pytest.param("import torch\nscaler = torch.amp.GradScaler('cuda') if TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()\n",
+                 id="ifexp-flag"),
+    pytest.param("import torch\nif is_torch_version('<', '2.2'):\n    torch.utils._pytree._register_pytree_node(A, f, g)\n",
+                 id="is-torch-version-less"),
+    pytest.param("import torch\nfrom packaging import version\nif version.parse(torch.__version__) >= version.parse('2.4'):\n"
+                 "    s = torch.amp.GradScaler('cuda')\nelse:\n    s = torch.cuda.amp.GradScaler()\n", id="version-compare"),
+    pytest.param("import torch\nif not hasattr(torch.amp, 'GradScaler'):\n    s = torch.cuda.amp.GradScaler()\n", id="not-hasattr"),
+    pytest.param("import torch\ntry:\n    s = torch.load(p, weights_only=True)\nexcept TypeError:\n    s = torch.load(p)\n",
+                 id="except-typeerror"),
+    pytest.param("try:\n    from torch.amp import GradScaler\nexcept (ImportError, AttributeError):\n"
+                 "    from torch.cuda.amp import GradScaler\ns = GradScaler('cuda')\n", id="except-import-tuple"),
+])
+def test_compatibility_branches_are_not_reported(lint, code):
+    assert codes(lint(code)) == []
+
+
+@pytest.mark.parametrize("code, row", [
+    pytest.param("import torch\nif TORCH_GREATER_EQUAL_2_4:\n    s = torch.cuda.amp.GradScaler()\n", 3, id="new-branch"),
+    pytest.param("import torch\nif torch.cuda.is_available():\n    s = torch.cuda.amp.GradScaler()\n", 3, id="not-a-version-check"),
+    pytest.param("import torch\ntry:\n    s = torch.cuda.amp.GradScaler()\nexcept RuntimeError:\n    pass\n", 3, id="other-exception"),
+    pytest.param("import torch\ntry:\n    pass\nexcept Exception:\n    s = torch.cuda.amp.GradScaler()\n", 5, id="broad-except"),
+])
+def test_code_outside_compatibility_branches_is_reported(lint, code, row):
+    assert [f.row for f in lint(code).findings] == [row]

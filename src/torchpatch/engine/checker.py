@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, catches_missing_api, old_branch
 from torchpatch.engine.resolve import Binding, Scope, ScopeTree, chain_root
 from torchpatch.engine.source import Locator
 from torchpatch.rules.base import SAFE, UNSAFE, Diagnostic, Edit, Fix, Rule
@@ -379,6 +380,15 @@ class _Walker:
                         self._references_in_chain(base, chain, current, statement)
                 else:
                     stack.append((base, current))
+            elif isinstance(node, ast.IfExp):
+                old = old_branch(node.test)
+                if old is None:
+                    stack.extend(((node.test, current), (node.body, current), (node.orelse, current)))
+                else:
+                    if old not in (BODY_IS_OLD, BOTH):
+                        stack.append((node.body, current))
+                    if old not in (ELSE_IS_OLD, BOTH):
+                        stack.append((node.orelse, current))
             elif isinstance(node, ast.Lambda):
                 inner = Scope("function", current)
                 _bind_arguments(inner, node.args)
@@ -427,15 +437,23 @@ def _split_statement(node: ast.stmt, scopes: ScopeTree, scope: Scope):
     if isinstance(node, ast.ClassDef):
         header = [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
         return header, [node.body], scopes.scope_of.get(id(node), scope)
-    if isinstance(node, (ast.If, ast.While)):
+    if isinstance(node, ast.If):
+        old = old_branch(node.test)
+        if old is None:
+            return [node.test], [node.body, node.orelse], scope
+        # A version or feature check: its old-release branch is compatibility code, not a finding.
+        return [], [b for b, name in ((node.body, BODY_IS_OLD), (node.orelse, ELSE_IS_OLD)) if old not in (name, BOTH)], scope
+    if isinstance(node, ast.While):
         return [node.test], [node.body, node.orelse], scope
     if isinstance(node, (ast.For, ast.AsyncFor)):
         return [node.iter], [node.body, node.orelse], scope
     if isinstance(node, (ast.With, ast.AsyncWith)):
         return [item.context_expr for item in node.items], [node.body], scope
     if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-        header = [h.type for h in node.handlers if h.type is not None]
-        return header, [node.body, *(h.body for h in node.handlers), node.orelse, node.finalbody], scope
+        # ``except ImportError:`` (AttributeError, TypeError...) is the path for releases without the new API.
+        handlers = [h for h in node.handlers if not catches_missing_api(h)]
+        header = [h.type for h in handlers if h.type is not None]
+        return header, [node.body, *(h.body for h in handlers), node.orelse, node.finalbody], scope
     if isinstance(node, ast.Match):
         header = [node.subject, *(c.guard for c in node.cases if c.guard is not None)]
         return header, [c.body for c in node.cases], scope

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, old_branch
+
 Position = tuple[int, int]  # (row, ast column) — only compared, never shown
 
 _FALLBACK_EXCEPTIONS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"})
@@ -152,7 +154,14 @@ class ScopeTree:
                     for name in _store_names(item.optional_vars):
                         self._bind(scope, name, item.optional_vars)
             self._visit_body(node.body, scope)
-        elif isinstance(node, (ast.If, ast.While)):
+        elif isinstance(node, ast.If):
+            old = old_branch(node.test)
+            for body, name in ((node.body, BODY_IS_OLD), (node.orelse, ELSE_IS_OLD)):
+                fallback = old in (name, BOTH)
+                self._fallback_depth += fallback
+                self._visit_body(body, scope)
+                self._fallback_depth -= fallback
+        elif isinstance(node, ast.While):
             self._visit_body(node.body, scope)
             self._visit_body(node.orelse, scope)
         elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
