@@ -9,12 +9,13 @@ from typing import NoReturn, Sequence
 
 from torchpatch import __version__
 
-#: (command, module). Each module defines HELP, add_arguments(parser) and run(args) -> exit code.
-COMMANDS: tuple[tuple[str, str], ...] = (
-    ("check", "torchpatch.commands.check"),
-    ("rule", "torchpatch.commands.rule"),
-    ("audit", "torchpatch.audit.command"),
-    ("doctor", "torchpatch.doctor.command"),
+#: (command, module, one-line help). Each module defines HELP, add_arguments(parser) and run(args) -> exit code;
+#: only the module of the command being run is imported, so ``check`` starts fast.
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("check", "torchpatch.commands.check", "Check Python files and notebooks for outdated and unsafe PyTorch usage."),
+    ("rule", "torchpatch.commands.rule", "Explain a rule, or list them all."),
+    ("audit", "torchpatch.audit.command", "Audit checkpoints without loading them."),
+    ("doctor", "torchpatch.doctor.command", "Diagnose the PyTorch install and say what to install."),
 )
 
 EXIT_CLEAN = 0
@@ -33,20 +34,32 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
+    """The parser; the arguments of ``selected`` (or of every command when None) are fully declared."""
     parser = _Parser(prog="torchpatch", description="Find, explain and fix outdated and unsafe PyTorch usage.")
     parser.add_argument("--version", action="version", version=f"torchpatch {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, module_name in COMMANDS:
+    for name, module_name, summary in COMMANDS:
+        if selected is not None and name != selected:
+            commands.add_parser(name, help=summary, description=summary)
+            continue
         module = importlib.import_module(module_name)
-        sub = commands.add_parser(name, help=module.HELP, description=module.HELP)
+        sub = commands.add_parser(name, help=summary, description=module.HELP)
         module.add_arguments(sub)
         sub.set_defaults(_run=module.run)
     return parser
 
 
+def _selected_command(argv: Sequence[str]) -> str | None:
+    for argument in argv:
+        if not argument.startswith("-"):
+            return argument if argument in {name for name, _, _ in COMMANDS} else None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_selected_command(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_request:  # --help, --version, or a usage error already printed
