@@ -1,0 +1,298 @@
+"""Catalog rules TP120, TP230-TP233 (and the later extra rows): aliases, look-alikes, fix edge cases, and each
+claim checked against real torch (CI installs 2.13.0 CPU)."""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+
+import pytest
+
+# -- detection: aliases, from-imports, look-alikes ------------------------------------------------------
+
+FLAGGED = [
+    # TP230 ddp-broadcast-buffers
+    ("from torch.nn.parallel.distributed import DistributedDataParallel as D\nm = D(m, broadcast_buffers=False)\n", "TP230"),
+    ("import torch.nn as nn\nm = nn.parallel.DistributedDataParallel(m, broadcast_buffers=flag)\n", "TP230"),
+    ("from torch.nn import parallel\nm = parallel.DistributedDataParallel(m, None, None, 0, True)\n", "TP230"),
+    # TP231 dataloader-pin-memory-device
+    ("from torch.utils.data.dataloader import DataLoader as DL\nl = DL(ds, pin_memory=True, pin_memory_device='xpu')\n",
+     "TP231"),
+    ("import torch\nmake = torch.utils.data.DataLoader\nl = make(ds, pin_memory_device=device)\n", "TP231"),
+    # TP232 torch-has-backend-attrs
+    ("import torch\nprint(torch.has_cudnn)\n", "TP232"),
+    ("from torch import has_mps as mps_ok\nif mps_ok:\n    pass\n", "TP232"),
+    ("def f():\n    import torch as t\n    return t.has_mkldnn\n", "TP232"),
+    # TP120 cpp-extension-paths-cuda
+    ("import torch.utils.cpp_extension\np = torch.utils.cpp_extension.include_paths(cuda=True)\n", "TP120"),
+    ("from torch.utils.cpp_extension import library_paths as lp\np = lp(not cpu_only)\n", "TP120"),
+    # TP233 check-is-size
+    ("import torch\nfn = torch._check_is_size\nfn(n)\n", "TP233"),
+    ("def f(n):\n    from torch import _check_is_size as cis\n    cis(n, max=8)\n", "TP233"),
+]
+
+CLEAN = [
+    "import torch\nm = torch.nn.parallel.DistributedDataParallel(m, device_ids=[0], find_unused_parameters=True)\n",
+    "import torch\nm = torch.nn.parallel.DistributedDataParallel(m, None, None, 0)\n",
+    "import torch\nm = torch.nn.parallel.DistributedDataParallel(*args, **kwargs)\n",
+    "import torch\nm = torch.nn.DataParallel(m)\n",
+    "import torch\nl = torch.utils.data.DataLoader(ds, 4, True, None, None, 2, None, True)\n",
+    "import torch\nl = torch.utils.data.DataLoader(ds, pin_memory=True, pin_memory_device=\"\")\n",
+    "import torch\nok = torch.cuda.is_available() and torch.backends.cudnn.is_available()\n",
+    "import torch\nok = torch.has_openmp or torch.has_lapack\n",
+    "import torch\ntorch.has_cuda = True\n",  # assigned, not read
+    "import torch\nclass C:\n    has_cuda = False\nprint(C.has_cuda)\n",
+    "from torch.utils.cpp_extension import include_paths\np = include_paths('cuda')\n",
+    "from torch.utils.cpp_extension import include_paths\np = include_paths(device)\n",  # unknown: a string?
+    "import torch\ntorch._check(n >= 0)\ntorch._check_is_size_like = 1\n",
+]
+
+
+@pytest.mark.parametrize("code, expected", FLAGGED, ids=[f"{c}-{i}" for i, (_, c) in enumerate(FLAGGED)])
+def test_flagged(lint, code, expected):
+    result = lint(code, select=["ALL"])
+    assert result.error is None
+    assert expected in [f.code for f in result.findings]
+
+
+@pytest.mark.parametrize("code", CLEAN, ids=range(len(CLEAN)))
+def test_clean(lint, code):
+    result = lint(code, select=["ALL"])
+    assert result.error is None
+    assert [(f.code, f.message) for f in result.findings] == []
+
+
+def _codes(result):
+    return [f.code for f in result.findings]
+
+
+def _fixed(lint, code, **options):
+    result = lint(code, fix=True, unsafe_fixes=True, select=["ALL"], **options)
+    assert result.error is None
+    return result.fixed_text if result.fixed_text is not None else code
+
+
+def _safe_fixed(lint, code, select, **options):
+    result = lint(code, fix=True, select=select, **options)
+    assert result.error is None
+    return result.fixed_text if result.fixed_text is not None else code
+
+
+# -- versions and fix safety --------------------------------------------------------------------------------------
+
+def test_rules_apply_from_their_release(lint):
+    code = ("import torch\nm = torch.nn.parallel.DistributedDataParallel(m, broadcast_buffers=False)\n"
+            "l = torch.utils.data.DataLoader(ds, pin_memory=True, pin_memory_device='cuda')\n"
+            "torch._check_is_size(n)\n"
+            "import torch.utils.cpp_extension as ext\np = ext.include_paths(cuda=True)\n")
+    assert not {"TP230", "TP231", "TP233", "TP120"} & set(_codes(lint(code, select=["ALL"], target="2.5")))
+    assert {"TP120"} == {"TP230", "TP231", "TP233", "TP120"} & set(_codes(lint(code, select=["ALL"], target="2.8")))
+    assert {"TP120", "TP231", "TP233"} <= set(_codes(lint(code, select=["ALL"], target="2.12")))
+    assert "TP230" not in _codes(lint(code, select=["ALL"], target="2.12"))
+    assert "TP230" in _codes(lint(code, select=["ALL"], target="2.13"))
+
+
+def test_ddp_false_is_unsafe_unless_init_sync_is_off(lint):
+    code = "import torch\nm = torch.nn.parallel.DistributedDataParallel(m, broadcast_buffers=False)\n"
+    assert _safe_fixed(lint, code, ["TP230"], min_torch="2.13") == code
+    assert "forward_sync_buffers=False" in _fixed(lint, code, min_torch="2.13")
+    no_init = "import torch\nm = torch.nn.parallel.DistributedDataParallel(m, broadcast_buffers=False, init_sync=False)\n"
+    assert _safe_fixed(lint, no_init, ["TP230"], min_torch="2.12") == no_init  # needs 2.13
+    assert _safe_fixed(lint, no_init, ["TP230"], min_torch="2.13") == no_init.replace("broadcast_buffers", "forward_sync_buffers")
+    true = "import torch\nm = torch.nn.parallel.DistributedDataParallel(m, broadcast_buffers=True)\n"
+    assert _safe_fixed(lint, true, ["TP230"]) == "import torch\nm = torch.nn.parallel.DistributedDataParallel(m)\n"
+    opaque = "import torch\nm = torch.nn.parallel.DistributedDataParallel(m, broadcast_buffers=False, **extra)\n"
+    result = lint(opaque, fix=True, unsafe_fixes=True, select=["TP230"])
+    assert _codes(result) == ["TP230"] and result.fixed_text in (None, opaque)
+
+
+def test_pin_memory_device_fix_is_safe_only_from_2_9(lint):
+    code = "import torch\nl = torch.utils.data.DataLoader(ds, pin_memory=True, pin_memory_device='cuda')\n"
+    fixed = "import torch\nl = torch.utils.data.DataLoader(ds, pin_memory=True)\n"
+    assert _safe_fixed(lint, code, ["TP231"], min_torch="2.8") == code
+    assert _fixed(lint, code, min_torch="2.8") == fixed
+    assert _safe_fixed(lint, code, ["TP231"], min_torch="2.9") == fixed
+    message = lint(code, select=["TP231"], min_torch="2.8").findings[0].message
+    assert "2.9" in message and "2.8" in message
+
+
+def test_cpp_paths_fixes(lint):
+    def fixed(call, **options):
+        return _fixed(lint, f"from torch.utils.cpp_extension import include_paths\np = {call}\n", **options).splitlines()[1]
+
+    assert fixed("include_paths(cuda=True)") == 'p = include_paths("cuda")'
+    assert fixed("include_paths(cuda=True)", min_torch="2.6") == 'p = include_paths(device_type="cuda")'
+    assert fixed("include_paths(False)") == "p = include_paths()"
+    assert fixed("include_paths(cuda=a or b)") == 'p = include_paths(device_type="cuda" if a or b else "cpu")'
+    assert fixed("include_paths(cuda=a if b else c)") == 'p = include_paths(device_type="cuda" if (a if b else c) else "cpu")'
+    assert fixed("include_paths(not cpu)") == "p = include_paths(not cpu)"  # reported, not guessed
+    code = "from torch.utils.cpp_extension import include_paths\np = include_paths(cuda=flag)\n"
+    assert _safe_fixed(lint, code, ["TP120"], min_torch="2.5") == code
+    assert _safe_fixed(lint, code, ["TP120"], min_torch="2.6") != code
+
+
+def test_check_is_size_parenthesizes_and_skips_max(lint):
+    def fixed(call):
+        return _fixed(lint, f"import torch\n{call}\n").splitlines()[1]
+
+    assert fixed("torch._check_is_size(a or b)") == "torch._check((a or b) >= 0)"
+    assert fixed("torch._check_is_size(not a)") == "torch._check((not a) >= 0)"
+    assert fixed("torch._check_is_size(-x.size(0) + 1)") == "torch._check(-x.size(0) + 1 >= 0)"
+    assert fixed("torch._check_is_size(n, message=lambda: 'm')") == "torch._check(n >= 0, message=lambda: 'm')"
+    assert fixed("torch._check_is_size(n, max=4)") == "torch._check_is_size(n, max=4)"
+    assert fixed("torch._check_is_size(*sizes)") == "torch._check_is_size(*sizes)"
+    code = "import torch\ntorch._check_is_size(n)\n"
+    assert _safe_fixed(lint, code, ["TP233"], min_torch="2.15") == code  # always unsafe
+
+
+def test_has_attrs_keep_aliases_and_add_no_duplicate_imports(lint):
+    code = "from torch import has_cuda, has_mps\nprint(has_cuda, has_mps)\n"
+    assert _fixed(lint, code) == "import torch\nprint(torch.backends.cuda.is_built(), torch.backends.mps.is_built())\n"
+    code = "import torch\nfrom torch import has_cuda\nprint(has_cuda, torch.ones(1))\n"
+    assert _fixed(lint, code) == "import torch\nprint(torch.backends.cuda.is_built(), torch.ones(1))\n"
+
+
+# -- claims against real torch ------------------------------------------------------------------------------
+
+def _warnings_of(call):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call()
+    return result, caught
+
+
+def _run_fixed(text: str, namespace: dict) -> dict:
+    exec(compile(text, "<fixed>", "exec"), namespace)  # noqa: S102 - our own generated test code
+    return namespace
+
+
+@pytest.fixture
+def process_group():
+    torch = pytest.importorskip("torch")
+    import torch.distributed as dist
+
+    if not dist.is_available():
+        pytest.skip("torch.distributed is not available")
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    yield torch
+    dist.destroy_process_group()
+
+
+@pytest.mark.torch
+def test_ddp_broadcast_buffers_claims(process_group, lint, monkeypatch):
+    torch = process_group
+    import torch.nn.parallel.distributed as ddp_module
+
+    parameters = inspect.signature(ddp_module.DistributedDataParallel.__init__).parameters
+    assert list(parameters).index("broadcast_buffers") == 5  # self, module, device_ids, output_device, dim
+    assert parameters["broadcast_buffers"].default is None
+    assert parameters["forward_sync_buffers"].default is None
+    init_syncs = []
+    real_sync = ddp_module._sync_module_states
+    monkeypatch.setattr(ddp_module, "_sync_module_states",
+                        lambda **kwargs: (init_syncs.append(kwargs["broadcast_buffers"]), real_sync(**kwargs)))
+
+    def wrap(**options):
+        model = torch.nn.BatchNorm1d(2)
+        return _warnings_of(lambda: torch.nn.parallel.DistributedDataParallel(model, **options))
+
+    for options, forward, init in (({"broadcast_buffers": False}, False, False), ({}, True, True),
+                                   ({"forward_sync_buffers": False}, False, True),
+                                   ({"broadcast_buffers": True}, True, True)):
+        init_syncs.clear()
+        wrapped, caught = wrap(**options)
+        deprecated = [w for w in caught if "broadcast_buffers" in str(w.message)]
+        assert bool(deprecated) == ("broadcast_buffers" in options), options
+        assert all(w.category is FutureWarning for w in deprecated)
+        assert wrapped.forward_sync_buffers is forward and init_syncs == [init], options
+    # The fixed code: no deprecation warning; False keeps forward sync off (init sync is the documented difference).
+    source = "import torch\nm = torch.nn.parallel.DistributedDataParallel(model, broadcast_buffers=False)\n"
+    fixed = _fixed(lint, source, min_torch="2.13")
+    init_syncs.clear()
+    namespace, caught = _warnings_of(lambda: _run_fixed(fixed, {"model": torch.nn.BatchNorm1d(2)}))
+    assert not [w for w in caught if "broadcast_buffers" in str(w.message)]
+    assert namespace["m"].forward_sync_buffers is False and init_syncs == [True]
+    source = "import torch\nm = torch.nn.parallel.DistributedDataParallel(model, broadcast_buffers=True)\n"
+    namespace, caught = _warnings_of(lambda: _run_fixed(_fixed(lint, source), {"model": torch.nn.BatchNorm1d(2)}))
+    assert not [w for w in caught if "broadcast_buffers" in str(w.message)] and namespace["m"].forward_sync_buffers
+
+
+@pytest.mark.torch
+def test_pin_memory_device_is_ignored_and_warns(lint):
+    torch = pytest.importorskip("torch")
+    from torch.utils.data import DataLoader
+
+    assert inspect.signature(DataLoader).parameters["pin_memory_device"].kind is inspect.Parameter.KEYWORD_ONLY
+    data = torch.arange(4.0)
+    source = "from torch.utils.data import DataLoader\nloader = DataLoader(data, pin_memory=True, pin_memory_device='cuda')\n"
+    namespace = _run_fixed(source, {"data": data})
+    iterator, caught = _warnings_of(lambda: iter(namespace["loader"]))
+    assert any("pin_memory_device is deprecated" in str(w.message) for w in caught)
+    assert iterator._pin_memory_device == (None if not torch.accelerator.is_available()
+                                           else torch.accelerator.current_accelerator().type)
+    fixed = _fixed(lint, source, min_torch="2.9")
+    namespace = _run_fixed(fixed, {"data": data})
+    fixed_iterator, caught = _warnings_of(lambda: iter(namespace["loader"]))
+    assert not any("pin_memory_device" in str(w.message) for w in caught)
+    assert fixed_iterator._pin_memory_device == iterator._pin_memory_device
+    assert fixed_iterator._pin_memory == iterator._pin_memory
+    assert [b.tolist() for b in fixed_iterator] == [[0.0], [1.0], [2.0], [3.0]]
+
+
+@pytest.mark.torch
+def test_has_attrs_warn_and_equal_their_replacements(lint):
+    torch = pytest.importorskip("torch")
+    from torchpatch.rules.torch_has_backend_attrs import REPLACEMENTS
+
+    for old, new in REPLACEMENTS.items():
+        value, caught = _warnings_of(lambda: getattr(torch, old.rpartition(".")[2]))
+        assert [w.category for w in caught] == [UserWarning] and new in str(caught[0].message)
+        target = torch._deprecated_attrs[old.rpartition(".")[2]]
+        assert f"{target.__module__}.{target.__name__}" == new
+        assert value == eval(f"{new}()", {"torch": torch})  # noqa: S307
+    for name in ("has_lapack", "has_mkl", "has_openmp"):  # not deprecated: not reported
+        _, caught = _warnings_of(lambda: getattr(torch, name))
+        assert not caught
+    fixed = _fixed(lint, "from torch import has_cuda, has_cudnn, has_mps, has_mkldnn\n"
+                         "flags = (has_cuda, has_cudnn, has_mps, has_mkldnn)\n")
+    namespace, caught = _warnings_of(lambda: _run_fixed(fixed, {}))
+    assert not [w for w in caught if "deprecated" in str(w.message)]
+    assert namespace["flags"] == (torch.backends.cuda.is_built(), torch.backends.cudnn.is_available(),
+                                  torch.backends.mps.is_built(), torch.backends.mkldnn.is_available())
+
+
+@pytest.mark.torch
+def test_cpp_extension_paths_take_device_type(lint, monkeypatch, tmp_path):
+    pytest.importorskip("torch")
+    import torch.utils.cpp_extension as ext
+
+    monkeypatch.setattr(ext, "CUDA_HOME", str(tmp_path))
+    for function in (ext.include_paths, ext.library_paths):
+        parameters = inspect.signature(function).parameters
+        assert "cuda" not in parameters and list(parameters)[0] == "device_type"
+        assert parameters["device_type"].default == "cpu"
+        with pytest.raises(TypeError, match="cuda"):
+            function(cuda=True)
+        assert function(True) == function() != function("cuda")  # a bool silently means the CPU paths
+    namespace = _run_fixed(_fixed(lint, "from torch.utils.cpp_extension import include_paths, library_paths\n"
+                                        "a = include_paths(cuda=True)\nb = library_paths(True)\nc = library_paths(cuda=False)\n"
+                                        "d = include_paths(cuda=1 > 0)\n"), {})
+    assert namespace["a"] == namespace["d"] == ext.include_paths("cuda")
+    assert str(tmp_path) in " ".join(namespace["a"])
+    assert namespace["b"] == ext.library_paths("cuda") and namespace["c"] == ext.library_paths()
+
+
+@pytest.mark.torch
+def test_check_is_size_warns_and_check_is_equivalent_in_eager(lint):
+    torch = pytest.importorskip("torch")
+    _, caught = _warnings_of(lambda: torch._check_is_size(3))
+    assert [w.category for w in caught] == [FutureWarning] and "_check(i >= 0)" in str(caught[0].message)
+    with pytest.raises(RuntimeError), warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        torch._check_is_size(-1)
+    source = "import torch\ndef f(n):\n    torch._check_is_size(n, lambda: 'negative')\n    return n\n"
+    namespace = _run_fixed(_fixed(lint, source), {})
+    _, caught = _warnings_of(lambda: namespace["f"](3))
+    assert not caught
+    with pytest.raises(RuntimeError, match="negative"):
+        namespace["f"](-1)
