@@ -69,6 +69,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         version = installed_torch() or NEWEST_KNOWN
     oldest, newest = known_releases()[0], known_releases()[-1]
+    if not args.torch_version and not oldest <= version <= newest:
+        clamped = newest if version > newest else oldest
+        print(f"torchpatch audit: installed torch {version} is outside the known releases; judging against {clamped}", file=sys.stderr)
+        version = clamped
     if version < oldest:
         raise UsageError(f"torch {version} is older than the oldest release whose rules are known ({oldest})")
     if version > newest:
