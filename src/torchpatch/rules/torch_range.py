@@ -47,7 +47,6 @@ class TorchRange(Rule):
     name = "torch-range"
     summary = "`torch.range` (end-inclusive, deprecated since 0.4) -> `torch.arange` with the exact end"
     deprecated_in = v("0.4")
-    replacement_since = v("0.4")
     fix_safety = SAFE
     fix_safety_note = (
         "Only integer-literal bounds are rewritten, with `end` moved by one towards the step and written as a "
