@@ -29,6 +29,13 @@ FLAGGED = [
     # TP233 check-is-size
     ("import torch\nfn = torch._check_is_size\nfn(n)\n", "TP233"),
     ("def f(n):\n    from torch import _check_is_size as cis\n    cis(n, max=8)\n", "TP233"),
+    # TP310 object-collectives-pickle
+    ("import torch.distributed.distributed_c10d as c10d\nc10d.recv_object_list(objs, src=1)\n", "TP310"),
+    ("from torch import distributed as dist\ndist.send_object_list(objs, 1, None, None, None, False)\n", "TP310"),
+    ("from torch.distributed import gather_object as g\ng(obj, out if rank == 0 else None, dst=0)\n", "TP310"),
+    # TP431 torch-load-safetensors-path
+    ("import torch\nsd = torch.load(f='w.safetensors', weights_only=True)\n", "TP431"),
+    ("from torch.serialization import load\nsd = load(base + '.safetensors', weights_only=True)\n", "TP431"),
 ]
 
 CLEAN = [
@@ -45,6 +52,12 @@ CLEAN = [
     "from torch.utils.cpp_extension import include_paths\np = include_paths('cuda')\n",
     "from torch.utils.cpp_extension import include_paths\np = include_paths(device)\n",  # unknown: a string?
     "import torch\ntorch._check(n >= 0)\ntorch._check_is_size_like = 1\n",
+    "import torch.distributed as dist\ndist.all_gather_object(out, obj, weights_only=False)\n",
+    "import torch.distributed as dist\ndist.send_object_list(objs, 1, None, None, None, False, True)\n",
+    "import torch.distributed as dist\ndist.broadcast_object_list(*arguments)\n",
+    "import torch.distributed as dist\ndist.all_gather(tensors, t)\n",
+    "import torch\nsd = torch.load(open('w.safetensors', 'rb'), weights_only=True)\n",  # a file object: no dispatch
+    "import torch\nsd = torch.load(name, weights_only=True)\n",
 ]
 
 
@@ -150,6 +163,23 @@ def test_has_attrs_keep_aliases_and_add_no_duplicate_imports(lint):
     assert _fixed(lint, code) == "import torch\nprint(torch.backends.cuda.is_built(), torch.backends.mps.is_built())\n"
     code = "import torch\nfrom torch import has_cuda\nprint(has_cuda, torch.ones(1))\n"
     assert _fixed(lint, code) == "import torch\nprint(torch.backends.cuda.is_built(), torch.ones(1))\n"
+
+
+def test_object_collectives_fix_only_from_2_14(lint):
+    code = "import torch.distributed as dist\ndist.broadcast_object_list(objs, src=0)\n"
+    result = lint(code, select=["TP310"], min_torch="2.13")
+    assert result.findings[0].fix is None and "2.13" in result.findings[0].message
+    assert _fixed(lint, code, min_torch="2.13") == code
+    assert _fixed(lint, code, min_torch="2.14") == code.replace("src=0)", "src=0, weights_only=True)")
+    assert _safe_fixed(lint, code, ["TP310"], min_torch="2.14") == code  # never safe
+    assert "TP310" not in _codes(lint(code, select=["ALL"], target="2.13"))
+
+
+def test_safetensors_path_needs_2_13(lint):
+    code = "import torch\nsd = torch.load('w.safetensors', weights_only=True)\n"
+    assert "TP431" not in _codes(lint(code, select=["ALL"], target="2.12"))
+    assert "your minimum is 2.4" in lint(code, select=["TP431"]).findings[0].message
+    assert "your minimum" not in lint(code, select=["TP431"], min_torch="2.13").findings[0].message
 
 
 # -- claims against real torch ------------------------------------------------------------------------------
@@ -296,3 +326,72 @@ def test_check_is_size_warns_and_check_is_equivalent_in_eager(lint):
     assert not caught
     with pytest.raises(RuntimeError, match="negative"):
         namespace["f"](-1)
+
+
+UNPICKLED: list = []
+
+
+def _record(tag):
+    UNPICKLED.append(tag)
+
+
+class _Payload:
+    def __reduce__(self):
+        return (_record, ("unpickled",))
+
+
+@pytest.mark.torch
+def test_object_collectives_unpickle_and_have_no_weights_only_before_2_14(process_group):
+    torch = process_group
+    import torch.distributed as dist
+
+    from torchpatch.rules.object_collectives_pickle import WEIGHTS_ONLY_POSITION
+
+    for name, position in WEIGHTS_ONLY_POSITION.items():
+        parameters = list(inspect.signature(getattr(dist, name)).parameters)
+        assert "weights_only" not in parameters, f"{name} has weights_only in {torch.__version__}"
+        assert len(parameters) == position, name  # 2.14 appends weights_only as the last parameter
+        assert getattr(dist, name) is getattr(dist.distributed_c10d, name)
+    with pytest.raises(TypeError, match="weights_only"):
+        dist.all_gather_object([None], 1, weights_only=True)
+    pytest.importorskip("numpy")  # the object collectives turn byte tensors into bytes through NumPy
+    UNPICKLED.clear()
+    out = [None]
+    dist.all_gather_object(out, _Payload())  # the receiving side runs the code the sender chose
+    assert UNPICKLED == ["unpickled"]
+
+
+@pytest.mark.torch
+def test_torch_load_dispatches_safetensors_paths(tmp_path, monkeypatch):
+    torch = pytest.importorskip("torch")
+    import builtins
+    import pickle
+
+    import json
+    import struct
+
+    path = tmp_path / "w.safetensors"
+    try:
+        import safetensors.torch
+    except ImportError:
+        safetensors = None
+    if safetensors is not None:
+        header = json.dumps({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}).encode()
+        path.write_bytes(struct.pack("<Q", len(header)) + header + struct.pack("<2f", 1.0, 1.0))
+        state = torch.load(str(path), map_location="cpu")  # weights_only is ignored, returns a dict
+        assert type(state) is dict and torch.equal(state["w"], torch.ones(2))
+        with pytest.raises(RuntimeError, match="dict map_location"):
+            torch.load(path, map_location={"cuda:0": "cpu"})
+        with open(path, "rb") as handle, pytest.raises(pickle.UnpicklingError):
+            torch.load(handle, weights_only=True)  # a file object is not dispatched
+    real_import = builtins.__import__
+
+    def no_safetensors(name, *args, **kwargs):
+        if name.startswith("safetensors"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    torch.save({"w": torch.ones(1)}, str(path))  # a real pickle checkpoint with the suffix
+    monkeypatch.setattr(builtins, "__import__", no_safetensors)
+    with pytest.raises(RuntimeError, match="safetensors is not installed"):
+        torch.load(str(path), weights_only=True)

@@ -1,0 +1,101 @@
+"""TP310: object collectives without weights_only= unpickle what other ranks send (opt-in safe mode since 2.14)."""
+
+from __future__ import annotations
+
+import ast
+
+from torchpatch.rules._helpers import add_keyword, has_double_star, keyword
+from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule, Valid
+from torchpatch.versions import v
+
+#: Function -> the position of ``weights_only`` (its last parameter) in src 2.14 torch/distributed/distributed_c10d.py.
+WEIGHTS_ONLY_POSITION = {
+    "all_gather_object": 3,
+    "gather_object": 5,
+    "broadcast_object_list": 5,
+    "scatter_object_list": 5,
+    "send_object_list": 6,
+    "recv_object_list": 6,
+}
+_MODULES = ("torch.distributed", "torch.distributed.distributed_c10d")
+
+
+class ObjectCollectivesPickle(Rule):
+    """
+    ## What it does
+    Flags the object collectives of `torch.distributed` (`broadcast_object_list`,
+    `all_gather_object`, `gather_object`, `scatter_object_list`, `send_object_list`,
+    `recv_object_list`) called without `weights_only=`.
+
+    ## Why is this bad?
+    These functions pickle Python objects on one rank and unpickle them on the others with the
+    full `pickle` module: a compromised or malicious peer (or anything that can inject traffic
+    into the process group) can run arbitrary code on every rank that receives its objects.
+    PyTorch 2.14 added `weights_only=` to all six (default `False`, the old behaviour): with
+    `weights_only=True` objects are serialized with `torch.save` and read back with
+    `torch.load(weights_only=True)`, which accepts only tensors, primitive containers and
+    allowlisted types.
+
+    There is no safe automatic fix. Every rank of a collective must pass the same value (a sender
+    with `weights_only=True` and a receiver without it cannot understand each other), the objects
+    must be loadable by the weights-only unpickler (allowlist your own classes with
+    `torch.serialization.add_safe_globals`), and the keyword does not exist before 2.14. When your
+    minimum is 2.14 or later, an unsafe fix adds `weights_only=True`; otherwise the finding only
+    reports the risk. Explicit `weights_only=False` is not reported.
+    """
+
+    code = "TP310"
+    name = "object-collectives-pickle"
+    summary = "Object collectives without `weights_only=` unpickle peers' data (`weights_only=True` since 2.14)"
+    changed_in = v("2.14")
+    replacement_since = v("2.14")
+    fix_safety = UNSAFE
+    fix_safety_note = (
+        "Only offered when your minimum is 2.14 (the keyword is a TypeError before). Every rank taking part must pass "
+        "the same value, and the objects must be loadable with `torch.load(weights_only=True)`."
+    )
+    references = (
+        "https://docs.pytorch.org/docs/stable/distributed.html#object-collectives",
+        "https://docs.pytorch.org/docs/stable/notes/serialization.html#weights-only",
+    )
+    catalog_ids = ("sec.object-collectives-weights-only",)
+    calls = frozenset(f"{module}.{name}" for module in _MODULES for name in WEIGHTS_ONLY_POSITION)
+
+    VALID = [
+        Valid("import torch.distributed as dist\ndist.broadcast_object_list(objects, src=0, weights_only=True)\n",
+              min_torch="2.14"),
+        "import torch.distributed as dist\ndist.all_gather_object(out, obj, None, False)\n",
+        "import torch.distributed as dist\ndist.gather_object(obj, out, dst=0, **options)\n",
+        # Look-alikes: tensor collectives, another library, a local helper.
+        "import torch.distributed as dist\ndist.broadcast(tensor, src=0)\n",
+        "import torch\nfrom accelerate.utils import broadcast_object_list\nbroadcast_object_list(objects)\n",
+        "import torch\ndef all_gather_object(out, obj):\n    out[:] = [obj]\nall_gather_object(out, 1)\n",
+    ]
+    INVALID = [
+        Invalid("import torch.distributed as dist\ndist.broadcast_object_list(objects, src=0)\n"),
+        Invalid("from torch.distributed import all_gather_object\nall_gather_object(gathered, metrics)\n",
+                fixed="from torch.distributed import all_gather_object\nall_gather_object(gathered, metrics, weights_only=True)\n",
+                min_torch="2.14"),
+        Invalid("import torch\n\ndef share(config):\n    torch.distributed.scatter_object_list(\n        out,\n"
+                "        [config] * world,\n        src=0,\n    )\n",
+                fixed="import torch\n\ndef share(config):\n    torch.distributed.scatter_object_list(\n        out,\n"
+                      "        [config] * world,\n        src=0, weights_only=True,\n    )\n",
+                min_torch="2.14"),
+    ]
+
+    def check_call(self, ctx, call, qualname):
+        function = qualname.rpartition(".")[2]
+        if keyword(call, "weights_only") is not None or has_double_star(call):
+            return
+        if any(isinstance(argument, ast.Starred) for argument in call.args) \
+                or len(call.args) > WEIGHTS_ONLY_POSITION[function]:
+            return  # passed positionally (or maybe, through *args)
+        message = (f"`{function}` without `weights_only=` unpickles objects from other ranks with full `pickle` "
+                   f"(code execution if a peer is compromised); PyTorch {self.changed_in} added `weights_only=True`")
+        fix = None
+        if ctx.min_torch >= self.replacement_since:
+            fix = Fix(message="Pass `weights_only=True` (every rank must pass it; objects must be weights-only loadable)",
+                      edits=[add_keyword(ctx, call, "weights_only=True")], applicability=UNSAFE)
+        else:
+            message += f" (your minimum is {ctx.min_torch})"
+        yield ctx.diagnostic(call.func, message, fix)
