@@ -205,7 +205,7 @@ def test_bad_recording_is_a_usage_error(tmp_path: Path) -> None:
 def test_cli_registers_doctor_with_exit_code_2_on_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
     from torchpatch import cli
 
-    assert ("doctor", "torchpatch.doctor.command") in cli.COMMANDS
+    assert ("doctor", "torchpatch.doctor.command") in {(name, module) for name, module, _ in cli.COMMANDS}
     assert cli.main(["doctor", "--gpu", "sm_xx"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
 

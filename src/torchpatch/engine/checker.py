@@ -438,7 +438,7 @@ def _split_statement(node: ast.stmt, scopes: ScopeTree, scope: Scope):
         header = [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
         return header, [node.body], scopes.scope_of.get(id(node), scope)
     if isinstance(node, ast.If):
-        old = old_branch(node.test)
+        old = scopes.old_branch_of[id(node)] if id(node) in scopes.old_branch_of else old_branch(node.test)
         if old is None:
             return [node.test], [node.body, node.orelse], scope
         # A version or feature check: its old-release branch is compatibility code, not a finding.

@@ -40,11 +40,30 @@ def old_branch(test: ast.expr) -> str | None:
 
 
 def _mentions_guard(test: ast.expr) -> bool:
-    for node in ast.walk(test):
-        if isinstance(node, ast.Name) and _GUARD_WORDS.search(node.id):
-            return True
-        if isinstance(node, ast.Attribute) and _GUARD_WORDS.search(node.attr):
-            return True
+    """Whether a name in the test reads like a version or feature check (a small walk: tests are short)."""
+    stack = [test]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Name:
+            if _GUARD_WORDS.search(node.id):
+                return True
+        elif kind is ast.Attribute:
+            if _GUARD_WORDS.search(node.attr):
+                return True
+            stack.append(node.value)
+        elif kind is ast.Call:
+            stack.append(node.func)
+            stack.extend(node.args)
+        elif kind is ast.Compare:
+            stack.append(node.left)
+            stack.extend(node.comparators)
+        elif kind is ast.BoolOp:
+            stack.extend(node.values)
+        elif kind is ast.UnaryOp:
+            stack.append(node.operand)
+        elif kind is ast.Subscript:
+            stack.append(node.value)
     return False
 
 

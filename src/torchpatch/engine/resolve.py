@@ -87,6 +87,7 @@ class ScopeTree:
         self.module_scope = Scope("module", None)
         self.scope_of: dict[int, Scope] = {}  # id(FunctionDef/ClassDef/Lambda) -> its scope
         self.imports: list[tuple[ast.stmt, Scope]] = []
+        self.old_branch_of: dict[int, str | None] = {}  # id(ast.If) -> which branch is compatibility code
         self._fallback_depth = 0
         self._visit_body(module.body, self.module_scope)
 
@@ -155,7 +156,7 @@ class ScopeTree:
                         self._bind(scope, name, item.optional_vars)
             self._visit_body(node.body, scope)
         elif isinstance(node, ast.If):
-            old = old_branch(node.test)
+            old = self.old_branch_of[id(node)] = old_branch(node.test)
             for body, name in ((node.body, BODY_IS_OLD), (node.orelse, ELSE_IS_OLD)):
                 fallback = old in (name, BOTH)
                 self._fallback_depth += fallback
