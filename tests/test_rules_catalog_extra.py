@@ -36,6 +36,12 @@ FLAGGED = [
     # TP431 torch-load-safetensors-path
     ("import torch\nsd = torch.load(f='w.safetensors', weights_only=True)\n", "TP431"),
     ("from torch.serialization import load\nsd = load(base + '.safetensors', weights_only=True)\n", "TP431"),
+    # TP432 block-mask-device-default
+    ("import torch.nn.attention.flex_attention as F\nm = F.create_block_mask(fn, B=1, H=1, Q_LEN=8, KV_LEN=8)\n", "TP432"),
+    ("from torch.nn.attention.flex_attention import create_mask as cm\nm = cm(fn, 1, 1, 8, 8)\n", "TP432"),
+    # TP121 compile-shapes-spec
+    ("from torch import compile as tc\nf = tc(model, shapes_spec=s)\n", "TP121"),
+    ("import torch\nself.encoder.compile(mode='max-autotune', shapes_spec=s)\n", "TP121"),
 ]
 
 CLEAN = [
@@ -44,7 +50,7 @@ CLEAN = [
     "import torch\nm = torch.nn.parallel.DistributedDataParallel(*args, **kwargs)\n",
     "import torch\nm = torch.nn.DataParallel(m)\n",
     "import torch\nl = torch.utils.data.DataLoader(ds, 4, True, None, None, 2, None, True)\n",
-    "import torch\nl = torch.utils.data.DataLoader(ds, pin_memory=True, pin_memory_device=\"\")\n",
+    "import torch\nl = torch.utils.data.DataLoader(ds, num_workers=2, pin_memory=True, pin_memory_device=\"\")\n",
     "import torch\nok = torch.cuda.is_available() and torch.backends.cudnn.is_available()\n",
     "import torch\nok = torch.has_openmp or torch.has_lapack\n",
     "import torch\ntorch.has_cuda = True\n",  # assigned, not read
@@ -58,6 +64,9 @@ CLEAN = [
     "import torch.distributed as dist\ndist.all_gather(tensors, t)\n",
     "import torch\nsd = torch.load(open('w.safetensors', 'rb'), weights_only=True)\n",  # a file object: no dispatch
     "import torch\nsd = torch.load(name, weights_only=True)\n",
+    "from torch.nn.attention.flex_attention import create_block_mask\nm = create_block_mask(fn, 1, 1, 8, 8, dev)\n",
+    "import torch\nm = torch.compile(create_block_mask)(fn, 1, 1, 8, 8)\n",
+    "import torch\nf = torch.compile(model, dynamic=None)\nmodel.compile(backend='eager')\n",
 ]
 
 
@@ -180,6 +189,24 @@ def test_safetensors_path_needs_2_13(lint):
     assert "TP431" not in _codes(lint(code, select=["ALL"], target="2.12"))
     assert "your minimum is 2.4" in lint(code, select=["TP431"]).findings[0].message
     assert "your minimum" not in lint(code, select=["TP431"], min_torch="2.13").findings[0].message
+
+
+def test_block_mask_device_only_below_2_10(lint):
+    code = "from torch.nn.attention.flex_attention import create_block_mask\nm = create_block_mask(fn, 1, 1, 8, 8)\n"
+    assert "TP432" in _codes(lint(code, select=["ALL"], min_torch="2.9"))
+    assert "TP432" not in _codes(lint(code, select=["ALL"], min_torch="2.10"))
+    assert "TP432" not in _codes(lint(code, select=["ALL"], target="2.9"))
+    assert _safe_fixed(lint, code, ["TP432"]) == code  # never safe
+
+
+def test_shapes_spec_rename_is_safe_from_2_14(lint):
+    code = "import torch\nf = torch.compile(model, shapes_spec=s)\n"
+    fixed = "import torch\nf = torch.compile(model, dynamic_shapes=s)\n"
+    assert _safe_fixed(lint, code, ["TP121"], min_torch="2.13") == code
+    assert _safe_fixed(lint, code, ["TP121"], min_torch="2.14") == fixed
+    assert "TP121" not in _codes(lint(code, select=["ALL"], target="2.13"))
+    both = "import torch\nf = torch.compile(model, shapes_spec=s, dynamic_shapes=t)\n"
+    assert _fixed(lint, both, min_torch="2.14") == both  # already broken: reported, not guessed
 
 
 # -- claims against real torch ------------------------------------------------------------------------------
@@ -395,3 +422,36 @@ def test_torch_load_dispatches_safetensors_paths(tmp_path, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_safetensors)
     with pytest.raises(RuntimeError, match="safetensors is not installed"):
         torch.load(str(path), weights_only=True)
+
+
+@pytest.mark.torch
+def test_block_mask_device_defaults_to_the_current_accelerator():
+    torch = pytest.importorskip("torch")
+    from torch.nn.attention import flex_attention as fa
+
+    for function in (fa.create_block_mask, fa.create_mask):
+        parameters = inspect.signature(function).parameters
+        assert list(parameters).index("device") == 5 and parameters["device"].default is None
+
+    def causal(b, h, q, kv):
+        return q >= kv
+
+    expected = torch.accelerator.current_accelerator() or torch.device("cpu")
+    mask = fa.create_mask(causal, 1, 1, 8, 8)
+    assert mask.device.type == expected.type
+    block = fa.create_block_mask(causal, 1, 1, 128, 128)
+    assert block.kv_num_blocks.device.type == expected.type
+    assert torch.equal(block.to_dense(), fa.create_block_mask(causal, 1, 1, 128, 128, device=expected).to_dense())
+
+
+@pytest.mark.torch
+def test_compile_takes_shapes_spec_only_in_2_13():
+    torch = pytest.importorskip("torch")
+    parameters = inspect.signature(torch.compile).parameters
+    if torch.__version__.startswith("2.13"):
+        assert "shapes_spec" in parameters and "dynamic_shapes" not in parameters
+    else:
+        assert "shapes_spec" not in parameters
+    from torch.fx.experimental.dynamic_spec import ParamsSpec, ShapesSpec  # the values both names take
+
+    assert ShapesSpec(ParamsSpec({})) is not None

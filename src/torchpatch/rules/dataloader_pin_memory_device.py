@@ -47,10 +47,10 @@ class DataloaderPinMemoryDevice(Rule):
     calls = frozenset(_DATALOADER)
 
     VALID = [
-        "import torch\nloader = torch.utils.data.DataLoader(ds, batch_size=8, pin_memory=True)\n",
+        "import torch\nloader = torch.utils.data.DataLoader(ds, batch_size=8, num_workers=4, pin_memory=True)\n",
         "from torch.utils.data import DataLoader\nloader = DataLoader(ds, **options)\n",
         # The default value: no warning on any release.
-        "import torch\nloader = torch.utils.data.DataLoader(ds, pin_memory=True, pin_memory_device='')\n",
+        "import torch\nloader = torch.utils.data.DataLoader(ds, num_workers=2, pin_memory=True, pin_memory_device='')\n",
         # Look-alikes: other libraries' loaders, a local class.
         "import torch\nfrom torch_geometric.loader import DataLoader\nloader = DataLoader(ds, pin_memory_device='cuda')\n",
         "import torch\nclass DataLoader:\n    def __init__(self, ds, pin_memory_device=''):\n        pass\n"
