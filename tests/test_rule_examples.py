@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from torchpatch.rules import all_rules
-from torchpatch.rules.base import Invalid, Valid, example_code
+from torchpatch.rules.base import Invalid, Valid, example_code, example_filename
 
 ALL_CODES = None  # every rule, opt-in ones included
 
@@ -28,14 +28,14 @@ def _options(rule, example):
 
 @pytest.mark.parametrize("rule, example", list(_cases("VALID")))
 def test_valid_example_is_clean(lint, rule, example):
-    result = lint(example_code(example), **_options(rule, example))
+    result = lint(example_code(example), name=example_filename(example), **_options(rule, example))
     assert result.error is None
     assert [(f.code, f.row, f.message) for f in result.findings] == []
 
 
 @pytest.mark.parametrize("rule, example", list(_cases("INVALID")))
 def test_invalid_example_is_flagged(lint, rule, example):
-    result = lint(example_code(example), **_options(rule, example))
+    result = lint(example_code(example), name=example_filename(example), **_options(rule, example))
     assert result.error is None
     codes = [f.code for f in result.findings]
     assert rule.code in codes, f"{rule.code} not reported; got {codes}"
@@ -47,10 +47,10 @@ def test_invalid_example_is_flagged(lint, rule, example):
 @pytest.mark.parametrize("rule, example", [p for p in _cases("INVALID") if isinstance(p.values[1], Invalid) and p.values[1].fixed])
 def test_fix_is_exact_and_converges(lint, rule, example):
     options = _options(rule, example)
-    result = lint(example_code(example), fix=True, unsafe_fixes=True, **options)
+    result = lint(example_code(example), name=example_filename(example), fix=True, unsafe_fixes=True, **options)
     expected = example_code(example.fixed)
     assert result.fixed_text == expected
     assert rule.code not in [f.code for f in result.findings]
-    again = lint(expected, fix=True, unsafe_fixes=True, **options)
+    again = lint(expected, name=example_filename(example), fix=True, unsafe_fixes=True, **options)
     assert again.fixed_count == 0
     assert again.fixed_text == expected

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from torchpatch.rules import all_rules
-from torchpatch.rules.base import SAFE, Invalid, Rule, example_code
+from torchpatch.rules.base import SAFE, Invalid, Rule, example_code, example_language
 
 _FIX_WORDS = {None: "No fix.", SAFE: "Safe fix", "unsafe": "Unsafe fix"}
 
@@ -34,12 +34,12 @@ def render_rule_page(rule: type[Rule]) -> str:
     if invalid:
         lines += ["## Example", ""]
         for example in invalid[:3]:
-            lines += ["```python", example_code(example).rstrip("\n"), "```", ""]
+            lines += [f"```{example_language(example)}", example_code(example).rstrip("\n"), "```", ""]
         fixed = [e for e in invalid if isinstance(e, Invalid) and e.fixed]
         if fixed:
             lines += ["Use instead:", ""]
             for example in fixed[:3]:
-                lines += ["```python", example_code(example.fixed).rstrip("\n"), "```", ""]
+                lines += [f"```{example_language(example)}", example_code(example.fixed).rstrip("\n"), "```", ""]
     lines += ["## Fix safety", ""]
     if rule.fix_safety is None:
         lines.append("This rule has no automatic fix: the change needs a human decision.")

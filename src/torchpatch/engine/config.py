@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import configparser
-import re
 import sys
 from pathlib import Path
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version as PackagingVersion
 
+from torchpatch.engine.dependencies import requirements_in
 from torchpatch.versions import KNOWN_RELEASES, OLDEST_KNOWN, Version
 
 if sys.version_info >= (3, 11):
@@ -80,79 +78,38 @@ def load_config(path: Path) -> dict:
 
 # -- the oldest torch the project supports, from its own pins -----------------------------------------
 
-_REQUIREMENT_FILES = ("requirements*.txt", "constraints*.txt", "requirements/*.txt")
+_PIN_FILES = ("pyproject.toml", "setup.cfg", "requirements*.txt", "constraints*.txt", "requirements/*.txt")
 
 
 def min_torch_from_pins(root: Path) -> tuple[Version, str] | None:
     """The oldest known release allowed by every torch pin found in the project's files, and where it came from."""
     found: list[tuple[SpecifierSet, str]] = []
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        found.extend(_pyproject_pins(pyproject))
-    setup_cfg = root / "setup.cfg"
-    if setup_cfg.is_file():
-        found.extend(_setup_cfg_pins(setup_cfg))
-    for pattern in _REQUIREMENT_FILES:
+    for pattern in _PIN_FILES:
         for path in sorted(root.glob(pattern)):
-            found.extend(_requirements_pins(path))
+            found.extend(torch_pins(path))
     if not found:
         return None
+    where = ", ".join(sorted({name for _, name in found}))
     for release in KNOWN_RELEASES:
         candidates = [PackagingVersion(f"{release}.{patch}") for patch in range(0, 10)]
         if any(all(spec.contains(c, prereleases=True) for spec, _ in found) for c in candidates):
-            return release, ", ".join(sorted({where for _, where in found}))
+            return release, where
     # Pins that allow none of the known releases (e.g. torch<2.4): the oldest we know is the best answer.
-    return OLDEST_KNOWN, ", ".join(sorted({where for _, where in found}))
+    return OLDEST_KNOWN, where
 
 
-def _torch_spec(line: str, where: str) -> tuple[SpecifierSet, str] | None:
-    line = line.split("#", 1)[0].strip()
-    if not line or line.startswith("-"):
-        return None
-    try:
-        requirement = Requirement(line)
-    except InvalidRequirement:
-        return None
-    if requirement.name.lower() != "torch" or requirement.url:
-        return None
-    if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
-        return None
-    return requirement.specifier, where
-
-
-def _pyproject_pins(path: Path) -> list[tuple[SpecifierSet, str]]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
-        return []
-    project = data.get("project", {})
-    lines = list(project.get("dependencies", []) or [])
-    for extra in (project.get("optional-dependencies", {}) or {}).values():
-        lines.extend(extra or [])
-    pins = [_torch_spec(str(line), path.name) for line in lines]
-    return [pin for pin in pins if pin]
-
-
-def _setup_cfg_pins(path: Path) -> list[tuple[SpecifierSet, str]]:
-    parser = configparser.ConfigParser()
-    try:
-        parser.read(path, encoding="utf-8")
-    except (configparser.Error, UnicodeDecodeError):
-        return []
-    lines: list[str] = []
-    if parser.has_option("options", "install_requires"):
-        lines.extend(parser.get("options", "install_requires").splitlines())
-    if parser.has_section("options.extras_require"):
-        for _, value in parser.items("options.extras_require"):
-            lines.extend(value.splitlines())
-    pins = [_torch_spec(line, path.name) for line in lines]
-    return [pin for pin in pins if pin]
-
-
-def _requirements_pins(path: Path) -> list[tuple[SpecifierSet, str]]:
+def torch_pins(path: Path) -> list[tuple[SpecifierSet, str]]:
+    """The torch specifiers a dependency file declares (requirements whose markers hold without extras)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
-    pins = [_torch_spec(re.sub(r"\s+--hash=\S+", "", line), path.name) for line in text.splitlines()]
-    return [pin for pin in pins if pin]
+    pins = []
+    for span in requirements_in(path, text):
+        requirement = span.requirement
+        if span.name != "torch" or requirement.url:
+            continue
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        pins.append((requirement.specifier, path.name))
+    return pins

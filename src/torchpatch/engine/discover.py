@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from torchpatch.engine.dependencies import is_dependency_file
+
 SUFFIXES = frozenset({".py", ".pyi", ".ipynb"})
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", ".tox", ".nox", ".mypy_cache", ".ruff_cache",
@@ -24,7 +26,8 @@ def _excluded(name: str, relative: str, patterns: Iterable[str]) -> bool:
     return False
 
 
-def discover(paths: Iterable[Path], exclude: Iterable[str], root: Path | None = None) -> Iterator[Path]:
+def discover(paths: Iterable[Path], exclude: Iterable[str], root: Path | None = None,
+             include_dependency_files: bool = True) -> Iterator[Path]:
     """Files to check, in a stable order. A path given explicitly is checked even if its folder is excluded,
     as in ruff; files given explicitly are checked whatever their suffix."""
     patterns = tuple(exclude)
@@ -46,7 +49,7 @@ def discover(paths: Iterable[Path], exclude: Iterable[str], root: Path | None = 
             )
             for name in sorted(files):
                 candidate = directory_path / name
-                if candidate.suffix not in SUFFIXES:
+                if candidate.suffix not in SUFFIXES and not (include_dependency_files and is_dependency_file(candidate)):
                     continue
                 if _excluded(name, _relative(candidate, base), patterns):
                     continue

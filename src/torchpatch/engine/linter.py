@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from torchpatch.engine.checker import check_tree
+from torchpatch.engine.dependencies import check_dependencies, is_dependency_file
 from torchpatch.engine.settings import Settings, torchfix_redirects
 from torchpatch.engine.source import Locator, Source, UnreadableFile, read_source
 from torchpatch.rules.base import SAFE, Diagnostic, Edit, Fix
@@ -94,6 +95,8 @@ def lint_text(text: str, path: Path, settings: Settings, locator: Locator | None
 def check_file(path: Path, settings: Settings, fix: bool = False, unsafe_fixes: bool = False,
                add_todos: bool = False) -> FileResult:
     result = FileResult(path=path)
+    if is_dependency_file(path):
+        return _check_dependency_file(path, settings, result)
     try:
         source = read_source(path)
     except UnreadableFile as error:
@@ -118,6 +121,30 @@ def check_file(path: Path, settings: Settings, fix: bool = False, unsafe_fixes: 
         result.error = str(error)
         return result
     result.fixed_text = text
+    if diagnostics:
+        locator = Locator(text)
+        result.findings = [_place(diagnostic, locator, source, path) for diagnostic in diagnostics]
+    return result
+
+
+def _check_dependency_file(path: Path, settings: Settings, result: FileResult) -> FileResult:
+    """Requirements, constraints, pyproject.toml and setup.cfg: pins are checked, never rewritten."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        result.error = f"not valid utf-8: {error}"
+        return result
+    except OSError as error:
+        result.error = f"cannot read: {error.strerror or error}"
+        return result
+    source = Source(path=path, text=text)
+    result.source, result.original_text, result.fixed_text = source, text, text
+    index = settings.rules_for(path)
+    diagnostics = check_dependencies(path, text, index.rules, settings.target, settings.min_torch)
+    file_codes = _file_level_noqa(text)
+    if file_codes == "ALL":
+        return result
+    diagnostics = unsuppressed(text, sorted(diagnostics, key=lambda d: (d.start, d.code)), file_codes)
     if diagnostics:
         locator = Locator(text)
         result.findings = [_place(diagnostic, locator, source, path) for diagnostic in diagnostics]

@@ -56,6 +56,7 @@ class Invalid:
     fixed: str | None = None
     min_torch: str | None = None  # the oldest release this example must support (affects fix safety)
     target_torch: str | None = None
+    filename: str | None = None  # for examples that are not Python: requirements.txt, pyproject.toml
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,16 @@ class Valid:
     code: str
     min_torch: str | None = None
     target_torch: str | None = None
+    filename: str | None = None
+
+
+def example_filename(example: "str | Valid | Invalid") -> str:
+    return getattr(example, "filename", None) or "snippet.py"
+
+
+def example_language(example: "str | Valid | Invalid") -> str:
+    name = example_filename(example)
+    return {".toml": "toml", ".cfg": "ini", ".txt": "text"}.get(name[name.rfind("."):], "python")
 
 
 def example_code(example: "str | Valid | Invalid") -> str:
@@ -96,6 +107,7 @@ class Rule:
     calls: ClassVar[frozenset[str]] = frozenset()
     references_to: ClassVar[frozenset[str]] = frozenset()
     methods: ClassVar[frozenset[str]] = frozenset()
+    dependencies: ClassVar[frozenset[str]] = frozenset()  # package names in requirements/pyproject/setup.cfg
 
     VALID: ClassVar[list] = []
     INVALID: ClassVar[list] = []
@@ -108,6 +120,10 @@ class Rule:
         return ()
 
     def check_method_call(self, ctx: "Context", call: ast.Call) -> Iterable[Diagnostic]:
+        return ()
+
+    def check_requirement(self, ctx, requirement) -> Iterable[Diagnostic]:
+        """A requirement on a watched package in a dependency file (``ctx`` is a DependencyContext)."""
         return ()
 
     # -- metadata helpers -------------------------------------------------------------------------
