@@ -131,7 +131,9 @@ def scan(stream: BinaryIO, base: int = 0) -> Scan:
     memo: dict[Any, Any] = {}
     offset = result.start
     try:
-        for opcode, arg, pos in pickletools.genops(_Bounded(stream)):
+        # In-memory records are already bounded; files (legacy, tar) are read through the guard.
+        source = stream if isinstance(stream, io.BytesIO) else _Bounded(stream)
+        for opcode, arg, pos in pickletools.genops(source):
             offset = base + (pos or 0)
             _step(result, stack, memo, opcode.name, arg, offset)
             if opcode.name == "STOP":
