@@ -85,7 +85,7 @@ class LegacyLinalgFunction(Rule):
         "https://github.com/pytorch/pytorch/pull/57745",
         "https://github.com/pytorch/pytorch/pull/57735",
     )
-    torchfix_codes = ("TOR101",)
+    torchfix_codes = ("TOR101", "TOR103")
     calls = frozenset(FUNCTIONS)
 
     VALID = [

@@ -73,4 +73,4 @@ class TorchExpm1(Rule):
                       edits=[*import_edits, Edit(ctx.start(node), ctx.end(node), f"{name}({ctx.source(call.args[0])})")],
                       applicability=UNSAFE, obsolete_names=(root.id,))
         yield ctx.diagnostic(node, "`torch.exp(x) - 1` loses precision for small x; use `torch.expm1(x)` "
-                                   "(in every release 2.4 through 2.14)", fix)
+                                   "(in every PyTorch release 2.4 through 2.14)", fix)

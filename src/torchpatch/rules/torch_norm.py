@@ -45,7 +45,7 @@ class TorchNorm(Rule):
         "https://docs.pytorch.org/docs/stable/generated/torch.norm.html",
         "https://docs.pytorch.org/docs/stable/generated/torch.linalg.vector_norm.html",
     )
-    torchfix_codes = ("TOR101",)
+    torchfix_codes = ("TOR101", "TOR103")
     calls = frozenset({"torch.norm"})
 
     VALID = [

@@ -53,7 +53,7 @@ class TorchRange(Rule):
         "float, so the values and the dtype are those of `torch.range`."
     )
     references = ("https://docs.pytorch.org/docs/stable/generated/torch.range.html",)
-    torchfix_codes = ("TOR101",)
+    torchfix_codes = ("TOR101", "TOR103")
     calls = frozenset({"torch.range"})
 
     VALID = [

@@ -35,7 +35,7 @@ class UpsamplingModule(Rule):
     code = "TP253"
     name = "upsampling-module"
     summary = "`nn.UpsamplingNearest2d`/`nn.UpsamplingBilinear2d` (deprecated) -> `nn.Upsample` with the same mode"
-    deprecated_in = v("0.4")
+    deprecated_in = v("0.4")  # the note came with `F.interpolate` (0.4.1, per the docs history; not wheel-checked)
     fix_safety = SAFE
     fix_safety_note = (
         "The classes only call `Upsample.__init__` with the mode the fix writes; the forward pass is the same "
@@ -45,7 +45,7 @@ class UpsamplingModule(Rule):
         "https://docs.pytorch.org/docs/stable/generated/torch.nn.UpsamplingNearest2d.html",
         "https://docs.pytorch.org/docs/stable/generated/torch.nn.Upsample.html",
     )
-    torchfix_codes = ("TOR101",)
+    torchfix_codes = ("TOR101", "TOR103")
     calls = frozenset(MODES)
 
     VALID = [
@@ -68,7 +68,7 @@ class UpsamplingModule(Rule):
     def check_call(self, ctx, call, qualname):
         mode = MODES[qualname]
         old = qualname.rpartition(".")[2]
-        message = (f"`nn.{old}` is documented as deprecated (still shipped in 2.14); "
+        message = (f"`nn.{old}` is documented as deprecated since PyTorch 0.4 (no runtime warning; still shipped in 2.14); "
                    f"use `nn.Upsample(..., {mode})`")
         fix = None
         if (not has_double_star(call) and keyword(call, "mode") is None and len(call.args) <= 2
