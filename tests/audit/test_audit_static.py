@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import pickle
 import subprocess
 import sys
@@ -234,9 +233,9 @@ def test_sarif(tmp_path, capsys) -> None:
     ["x.pt", "--torch-version", "1.13"],
     ["x.pt", "--torch-version", "9.0"],
 ])
-def test_usage_errors_are_one_line(tmp_path, capsys, args) -> None:
+def test_usage_errors_are_one_line(tmp_path, capsys, monkeypatch, args) -> None:
     (tmp_path / "x.pt").write_bytes(torch_zip(pickle.dumps({}, protocol=2)))
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)
     code, _, err = _cli(capsys, *args)
     assert code == 2
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

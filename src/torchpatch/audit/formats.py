@@ -14,8 +14,9 @@ from torchpatch.audit.pickle_scan import Scan, scan
 
 ZIP_MAGIC = b"PK\x03\x04"
 LEGACY_PICKLES = ("magic number", "protocol version", "sys_info", "object", "storage keys")
-# A pickle record bigger than this is not something torch.save writes; refuse to inflate it.
-MAX_PICKLE_RECORD = 1 << 30
+# A pickle record bigger than this is not something torch.save writes (it would describe millions
+# of tensors); refuse to read or inflate it, so memory stays bounded whatever the file claims.
+MAX_PICKLE_RECORD = 256 << 20
 
 SAFETENSORS_DTYPES = {
     "BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "F8_E8M0": 1, "I16": 2, "U16": 2,
@@ -297,7 +298,7 @@ def _open_zip(stream: BinaryIO, size: int) -> Opened:
 
 def _record_bytes(stream: BinaryIO, record: Record, opened: Opened) -> bytes | None:
     if record.compressed_size > MAX_PICKLE_RECORD or record.size > MAX_PICKLE_RECORD:
-        opened.findings.append(Finding(record.name, record.header_offset, "error", "TPA207", f"{record.name} is larger than 1 GiB; not audited"))
+        opened.findings.append(Finding(record.name, record.header_offset, "error", "TPA207", f"{record.name} is larger than 256 MiB; not audited"))
         return None
     stream.seek(record.data_offset)
     raw = stream.read(record.compressed_size)
