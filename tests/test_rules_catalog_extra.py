@@ -42,6 +42,15 @@ FLAGGED = [
     # TP121 compile-shapes-spec
     ("from torch import compile as tc\nf = tc(model, shapes_spec=s)\n", "TP121"),
     ("import torch\nself.encoder.compile(mode='max-autotune', shapes_spec=s)\n", "TP121"),
+    # TP433 keyword-newer-than-min-torch
+    ("from torch.nn.modules.batchnorm import SyncBatchNorm as SBN\nn = SBN(64, bias=False)\n", "TP433"),
+    ("import torch\nn = torch.nn.LazyInstanceNorm2d(affine=True, bias=False)\n", "TP433"),
+    ("from torch.nn import functional as F\nl = F.huber_loss(a, b, delta=2.0, weight=w)\n", "TP433"),
+    ("import torch\nfor m in torch.nn.Module.modules(model, remove_duplicate=False):\n    pass\n", "TP433"),
+    ("from torch.optim.adam import Adam\nopt = Adam(ps, decoupled_weight_decay=flag)\n", "TP433"),
+    # TP234 optimizer-param-set
+    ("from torch.optim.sgd import SGD\nopt = SGD({w}, lr=0.1)\n", "TP234"),
+    ("import torch.optim as optim\nopt = optim.Adafactor(set(params))\n", "TP234"),
 ]
 
 CLEAN = [
@@ -67,6 +76,10 @@ CLEAN = [
     "from torch.nn.attention.flex_attention import create_block_mask\nm = create_block_mask(fn, 1, 1, 8, 8, dev)\n",
     "import torch\nm = torch.compile(create_block_mask)(fn, 1, 1, 8, 8)\n",
     "import torch\nf = torch.compile(model, dynamic=None)\nmodel.compile(backend='eager')\n",
+    "import torch\nn = torch.nn.BatchNorm2d(64, affine=False)\nm = torch.nn.LayerNorm(8, bias=False)\n",
+    "import torch\nopt = torch.optim.AdamW(ps, weight_decay=0.01)\nopt2 = torch.optim.LBFGS(ps, lr=1)\n",
+    "import torch\nopt = torch.optim.SGD(sorted(params, key=id), lr=0.1)\n",
+    "import torch\nopt = torch.optim.SGD(params=list({w, b}), lr=0.1)\n",  # an explicit conversion: left alone
 ]
 
 
@@ -207,6 +220,31 @@ def test_shapes_spec_rename_is_safe_from_2_14(lint):
     assert "TP121" not in _codes(lint(code, select=["ALL"], target="2.13"))
     both = "import torch\nf = torch.compile(model, shapes_spec=s, dynamic_shapes=t)\n"
     assert _fixed(lint, both, min_torch="2.14") == both  # already broken: reported, not guessed
+
+
+def test_new_keywords_follow_min_torch(lint):
+    code = "import torch\nn = torch.nn.GroupNorm(4, 8, bias=False)\nopt = torch.optim.LBFGS(ps, maximize=True)\n"
+    assert _codes(lint(code, select=["TP433"], min_torch="2.11")) == ["TP433", "TP433"]
+    assert _codes(lint(code, select=["TP433"], min_torch="2.12")) == ["TP433"]
+    assert _codes(lint(code, select=["TP433"], min_torch="2.14")) == []
+    message = lint(code, select=["TP433"], min_torch="2.11").findings[0].message
+    assert "2.12" in message and "2.11" in message
+    defaults = ("import torch\nn = torch.nn.BatchNorm1d(8, bias=True)\nopt = torch.optim.Adam(ps, decoupled_weight_decay=False)\n"
+                "l = torch.nn.functional.l1_loss(a, b, weight=None)\n")
+    assert _safe_fixed(lint, defaults, ["TP433"]) == ("import torch\nn = torch.nn.BatchNorm1d(8)\n"
+                                                      "opt = torch.optim.Adam(ps)\nl = torch.nn.functional.l1_loss(a, b)\n")
+    other = "import torch\nn = torch.nn.BatchNorm1d(8, bias=1)\n"  # not the literal default: reported only
+    assert _fixed(lint, other) == other and _codes(lint(other, select=["TP433"])) == ["TP433"]
+
+
+def test_param_set_fix_skips_repeats_and_starred(lint):
+    for code in ("import torch\nopt = torch.optim.SGD({w, w}, lr=0.1)\n",
+                 "import torch\nopt = torch.optim.SGD({*ws, b}, lr=0.1)\n"):
+        result = lint(code, fix=True, unsafe_fixes=True, select=["TP234"])
+        assert _codes(result) == ["TP234"] and result.fixed_text in (None, code)
+    assert _safe_fixed(lint, "import torch\nopt = torch.optim.SGD(params={a.w, b.w})\n", ["TP234"]) == \
+        "import torch\nopt = torch.optim.SGD(params=[a.w, b.w])\n"
+    assert "TP234" not in _codes(lint("import torch\nopt = torch.optim.SGD({w}, lr=0.1)\n", select=["ALL"], target="2.14"))
 
 
 # -- claims against real torch ------------------------------------------------------------------------------
@@ -455,3 +493,58 @@ def test_compile_takes_shapes_spec_only_in_2_13():
     from torch.fx.experimental.dynamic_spec import ParamsSpec, ShapesSpec  # the values both names take
 
     assert ShapesSpec(ParamsSpec({})) is not None
+
+
+@pytest.mark.torch
+def test_new_keywords_exist_from_the_recorded_release():
+    torch = pytest.importorskip("torch")
+    from torchpatch.rules.keyword_newer_than_min_torch import NEW_KEYWORDS
+    from torchpatch.versions import Version
+
+    installed = Version.parse(torch.__version__.split("+")[0])
+    for qualname, keywords in NEW_KEYWORDS.items():
+        module, _, attribute = qualname.rpartition(".")
+        if module.endswith(".Module"):
+            target = getattr(torch.nn.Module, attribute)
+        else:
+            target = getattr(__import__(module, fromlist=[attribute]), attribute)
+        parameters = inspect.signature(target).parameters
+        for name, new in keywords.items():
+            if new.since <= installed:
+                assert name in parameters, qualname
+                assert parameters[name].default == new.default, qualname
+            else:
+                assert name not in parameters, f"{qualname} accepts {name} before {new.since}"
+
+
+@pytest.mark.torch
+def test_dropping_a_default_keyword_keeps_the_result(lint):
+    torch = pytest.importorskip("torch")
+    source = ("import torch\nimport torch.nn.functional as F\ntorch.manual_seed(0)\n"
+              "norm = torch.nn.GroupNorm(2, 4, bias=True)\nloss = F.mse_loss(x, y, weight=None)\n"
+              "padded = torch.nn.utils.rnn.pad_sequence([x[0], x[1, :2]], padding_side='right')\n")
+    fixed = _fixed(lint, source)
+    assert "bias" not in fixed and "weight" not in fixed and "padding_side" not in fixed
+    x, y = torch.arange(12.0).reshape(3, 4), torch.ones(3, 4)
+    old, new = _run_fixed(source, {"x": x, "y": y}), _run_fixed(fixed, {"x": x, "y": y})
+    assert [p.shape for p in old["norm"].parameters()] == [p.shape for p in new["norm"].parameters()]
+    assert torch.equal(old["loss"], new["loss"]) and torch.equal(old["padded"], new["padded"])
+
+
+@pytest.mark.torch
+def test_optimizers_take_sets_silently_but_param_groups_refuse_them(lint):
+    torch = pytest.importorskip("torch")
+    from torchpatch.rules.optimizer_param_set import OPTIMIZERS
+
+    for name, module in OPTIMIZERS.items():
+        optimizer = getattr(torch.optim, name)
+        assert issubclass(optimizer, torch.optim.Optimizer)
+        if module:
+            assert getattr(__import__(f"torch.optim.{module}", fromlist=[name]), name) is optimizer
+    w, b = torch.nn.Parameter(torch.ones(2)), torch.nn.Parameter(torch.zeros(2))
+    _, caught = _warnings_of(lambda: torch.optim.SGD({w, b}, lr=0.1))  # accepted through 2.14
+    assert not [c for c in caught if "set" in str(c.message)]
+    with pytest.raises(TypeError, match="sets"):
+        torch.optim.SGD([{"params": {w, b}}], lr=0.1)
+    namespace = _run_fixed(_fixed(lint, "import torch\nopt = torch.optim.SGD({w, b}, lr=0.1)\n"), {"w": w, "b": b})
+    assert namespace["opt"].param_groups[0]["params"] == [w, b]
