@@ -367,3 +367,15 @@ def test_user_class_gets_an_allowlist_and_snippet() -> None:
     report = audit_bytes(data, "run.pt")
     assert report.verdict == "needs-allowlist" and report.allowlist == ["__main__.Config"]
     assert '(Config, "__main__.Config")' in report.snippet and "torch.load('run.pt', weights_only=True)" in report.snippet
+
+
+def test_release_differences_follow_the_extracted_rules() -> None:
+    # bytes pickle as _codecs.encode(text, "latin1"), allowlisted by default only since 2.5.
+    data = torch_zip(payload_pickle(call(op_global("_codecs", "encode"), op_str("ab"), op_str("latin1"))))
+    assert audit_bytes(data).verdict == "safe"
+    old = audit_bytes(data, version=Version(2, 4))
+    assert (old.verdict, old.allowlist) == ("needs-allowlist", ["_codecs.encode"])
+    # torch 2.15 no longer allowlists nested jagged tensors at import time.
+    njt = torch_zip(payload_pickle(op_global("torch.nested._internal.nested_tensor", "NestedTensor")))
+    assert audit_bytes(njt).weights_only == "accept"
+    assert audit_bytes(njt, version=Version(2, 15)).weights_only == "reject"
