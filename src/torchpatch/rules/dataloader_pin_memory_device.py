@@ -21,8 +21,8 @@ class DataloaderPinMemoryDevice(Rule):
     time an iterator is created. The argument does nothing there, so dropping it is safe when your
     minimum is 2.9.
 
-    Before 2.9 it chose the device: without it, 2.4–2.7 pinned only when CUDA was available (for
-    CUDA) and 2.8 pinned for the current accelerator, while an explicit value pinned for that
+    Before 2.9 it chose the device: without it, 2.4–2.6 pinned only when CUDA was available (for
+    CUDA) and 2.7–2.8 pinned for the current accelerator, while an explicit value pinned for that
     device. On a CUDA machine `pin_memory_device="cuda"` and the default pin the same memory, but
     for other devices (`"xpu"`, a PrivateUse1 backend) older releases pin differently, so the fix
     is unsafe when your minimum is below 2.9. `pin_memory_device=""` is the default on every
@@ -36,7 +36,7 @@ class DataloaderPinMemoryDevice(Rule):
     fix_safety = SAFE
     fix_safety_note = (
         "From 2.9 the argument is ignored, so dropping it changes nothing. Before 2.9 it chose the device to pin "
-        "for (the default pinned for CUDA in 2.4–2.7 and for the current accelerator in 2.8): the fix is unsafe "
+        "for (the default pinned for CUDA in 2.4–2.6 and for the current accelerator in 2.7–2.8): the fix is unsafe "
         "when your minimum is below 2.9."
     )
     references = (
