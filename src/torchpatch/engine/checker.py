@@ -238,13 +238,32 @@ def _tracked_names(scopes: ScopeTree) -> set[str]:
     return names
 
 
+def _is_word_character(character: str) -> bool:
+    return character.isalnum() or character == "_"
+
+
+def word_offsets(text: str, names: Iterable[str]) -> list[int]:
+    """Offsets where each name occurs as a whole identifier (str.find is several times faster than a regex)."""
+    found = []
+    end = len(text)
+    for name in names:
+        length = len(name)
+        index = text.find(name)
+        while index != -1:
+            after = index + length
+            if (index == 0 or not _is_word_character(text[index - 1])) and (
+                    after >= end or not _is_word_character(text[after])):
+                found.append(index)
+            index = text.find(name, after)
+    return found
+
+
 def _candidate_rows(text: str, scopes: ScopeTree, index: RuleIndex) -> list[int]:
     """Rows where a tracked name or a watched method appears as text: only their statements are walked."""
     offsets: list[int] = []
     names = _tracked_names(scopes)
     if names:
-        pattern = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, names))))
-        offsets.extend(match.start() for match in pattern.finditer(text))
+        offsets.extend(word_offsets(text, names))
     if index.method_pattern is not None and names:
         offsets.extend(match.start() for match in index.method_pattern.finditer(text))
     if not offsets:
@@ -263,6 +282,11 @@ def _candidate_rows(text: str, scopes: ScopeTree, index: RuleIndex) -> list[int]
     return rows
 
 
+#: Statements without nested statements: walked whole when a candidate row falls inside them.
+_SIMPLE_STATEMENTS = frozenset({
+    ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise, ast.Assert, ast.Delete,
+    ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal,
+})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
@@ -288,6 +312,11 @@ class _Walker:
         ctx = self.ctx
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             self._visit_import(node, scope)
+            return
+        if type(node) in _SIMPLE_STATEMENTS:
+            if self._has_candidate(node.lineno, node.end_lineno or node.lineno):
+                ctx.statement = node
+                self._visit_expression(node, scope, node)
             return
         header, bodies, inner_scope = _split_statement(node, self.ctx.scopes, scope)
         if header:

@@ -9,6 +9,8 @@ from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, old_branch
 
 Position = tuple[int, int]  # (row, ast column) — only compared, never shown
 
+#: Statements that bind no name and hold no statements: pass 1 skips them (most of a file).
+_BINDS_NOTHING = frozenset({ast.Expr, ast.Return, ast.Raise, ast.Assert, ast.Pass, ast.Break, ast.Continue, ast.Delete})
 _FALLBACK_EXCEPTIONS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"})
 _MAX_ALIAS_DEPTH = 16
 
@@ -100,7 +102,8 @@ class ScopeTree:
 
     def _visit_body(self, body: list[ast.stmt], scope: Scope) -> None:
         for statement in body:
-            self._visit_statement(statement, scope)
+            if type(statement) not in _BINDS_NOTHING:
+                self._visit_statement(statement, scope)
 
     def _visit_statement(self, node: ast.stmt, scope: Scope) -> None:
         if isinstance(node, ast.Import):
