@@ -91,6 +91,29 @@ def torch_baselines(paths: list[str]) -> dict[str, dict[str, tuple[str, float]]]
     return out
 
 
+def fickling_injections(bin_dir: Path, folder: Path) -> dict[str, str]:
+    """Payloads crafted by another tool: fickling --inject into benign pickles and legacy checkpoints."""
+    from torchpatch.audit.auditor import audit_path
+    from torchpatch.versions import Version
+
+    out_dir = CACHE / "fickling-injected"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    verdicts = {}
+    sources = [p for p in sorted(folder.iterdir()) if p.name in ("ok_legacy.pt", "dead_plain_tensor.pkl")]
+    variants = {"first": [], "last": ["--run-last"], "replace": ["--replace-result"]}
+    for source in sources:
+        targets = ["0", "3"] if source.name == "ok_legacy.pt" else ["0"]
+        for variant, flags in variants.items():
+            for target in targets:
+                name = f"{source.stem}-{variant}-pickle{target}{source.suffix}"
+                with open(out_dir / name, "wb") as handle:
+                    done = subprocess.run([str(bin_dir / "fickling"), "--inject", "print('fickling-injected')", "--inject-target", target, *flags, str(source)],
+                                          check=False, stdout=handle, stderr=subprocess.DEVNULL, cwd=CACHE)
+                if done.returncode == 0 and (out_dir / name).stat().st_size:
+                    verdicts[name] = audit_path(str(out_dir / name), Version(2, 13)).verdict
+    return verdicts
+
+
 def in_process_timings(labels: dict, folder: Path) -> dict[str, float]:
     from torchpatch.audit.auditor import audit_path
     from torchpatch.versions import Version
@@ -150,6 +173,7 @@ def main() -> int:
             "false_alarm_files": sorted(n for n in benign if rows.get(n, ("error",))[0] == "flagged"),
         }
     env_note["torchpatch_in_process"] = in_process_timings(labels, folder)
+    env_note["fickling_injected"] = fickling_injections(bin_dir, folder)
     malicious_count = sum(l["expected"] == "malicious" for l in labels.values())
     print(f"corpus: {len(labels)} files ({malicious_count} malicious, {len(labels) - malicious_count} benign)\n")
     print("| tool | malicious detected | missed | errors/skips (all files) | false alarms on benign | median s/file (CLI; torch rows in-process) |")
@@ -160,6 +184,9 @@ def main() -> int:
     print(f"\ntorchpatch in-process: median {timing['median_ms']:.1f} ms/file, max {timing['max_ms']:.1f} ms; "
           f"weights_only agreement with torch 2.13: {timing['weights_only_agreement']:.0%}; "
           f"6 GiB sparse legacy checkpoint: {timing['sparse_6GiB_ms']:.1f} ms")
+    injected = env_note["fickling_injected"]
+    caught = sum(v == "malicious" for v in injected.values())
+    print(f"payloads injected by fickling --inject (not written by torchpatch's authors): {caught} of {len(injected)} flagged malicious")
     CACHE.mkdir(parents=True, exist_ok=True)
     (CACHE / "results.json").write_text(json.dumps({"tools": results, **env_note}, indent=1))
     return 0
