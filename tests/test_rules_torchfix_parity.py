@@ -210,6 +210,15 @@ def test_safety_of_each_fix(lint):
     assert applicabilities("import torch\ntorch.testing.assert_allclose(a, b)\n") == {"TP201": "unsafe"}
 
 
+def test_functorch_fallback_under_except_import_error_is_not_flagged(lint):
+    """TorchFix flags the fallback import; the engine treats an ``except ImportError`` body as old-release code."""
+    code = ("try:\n    from torch.func import vmap\nexcept ImportError:\n    from functorch import vmap\n"
+            "try:\n    import functorch\n    f = functorch.vmap(g)\nexcept ImportError:\n    f = None\n")
+    findings = lint(code, select=["ALL"]).findings
+    assert [(f.code, f.message.split("`")[1]) for f in findings] == [("TP201", "functorch.vmap")]
+    assert findings[0].row == 7  # the primary code in ``try`` is flagged
+
+
 def test_expm1_only_matches_its_own_subtraction(lint):
     code = "import torch\ny = torch.exp(a) * torch.exp(b) - 1\nz = (torch.exp(a), torch.exp(b) - 1)\n"
     assert _fixed(lint, code) == "import torch\ny = torch.exp(a) * torch.exp(b) - 1\nz = (torch.exp(a), torch.expm1(b))\n"
@@ -378,6 +387,28 @@ def test_fixed_upsampling_gives_the_same_output(lint, code):
     x = torch.arange(24, dtype=torch.float32).reshape(1, 2, 3, 4)
     old, new = _run(text, {})["m"], _run(fixed, {})["m"]
     assert isinstance(new, torch.nn.Upsample) and torch.equal(old(x), new(x))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("call", ["F.upsample(x, scale_factor=2)", "F.upsample(x, None, 2, 'bilinear', True)",
+                                  "F.upsample(x, size=(5, 7), mode='bicubic', align_corners=False)",
+                                  "F.upsample_nearest(x, scale_factor=3)", "F.upsample_nearest(x, (4, 5))",
+                                  "F.upsample_bilinear(x, scale_factor=2)", "F.upsample_bilinear(x, None, 1.5)"])
+def test_fixed_functional_upsample_gives_the_same_output_without_the_warning(lint, call):
+    torch = pytest.importorskip("torch")
+    text = f"import torch.nn.functional as F\ny = {call}\n"
+    fixed = _fixed(lint, text)
+    assert "F.interpolate(" in fixed and "upsample" not in fixed
+    x = torch.arange(24, dtype=torch.float32).reshape(1, 2, 3, 4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old = _run(text, {"x": x})["y"]
+    assert any("is deprecated. Use `nn.functional.interpolate` instead" in str(w.message) for w in caught)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        new = _run(fixed, {"x": x})["y"]
+    assert not [w for w in caught if "deprecated" in str(w.message)]
+    assert torch.equal(old, new)
 
 
 @pytest.mark.torch
