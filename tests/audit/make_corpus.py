@@ -16,6 +16,7 @@ import struct
 import sys
 import tarfile
 import zipfile
+import zlib
 from pathlib import Path
 
 PRINT_ARG = "torchpatch corpus payload (harmless)"
@@ -79,7 +80,8 @@ def tar_checkpoint(object_pickle: bytes) -> bytes:
 
 
 def _patch_zip(raw: bytes, old: bytes, new: bytes) -> bytes:
-    assert raw.count(old) >= 1
+    if old not in raw:
+        raise ValueError("bytes to patch not found")
     return raw.replace(old, new)
 
 
@@ -138,7 +140,7 @@ def malicious_files(tmp_marker: str) -> dict[str, bytes]:
         archive.writestr("archive/data.pkl", benign)
     files["mal_duplicate_first.pt"] = dup.getvalue()
     raw = z(payload_pickle(PRINT))
-    crc = struct.pack("<I", __import__("zlib").crc32(payload_pickle(PRINT)))
+    crc = struct.pack("<I", zlib.crc32(payload_pickle(PRINT)))
     files["mal_bad_crc.pt"] = _patch_zip(raw, crc, struct.pack("<I", 0xDEADBEEF))
     files["mal_local_name.pt"] = raw.replace(b"archive/data.pkl", b"archive/data.pkX", 1)
     files["mal_deflated.pt"] = z(payload_pickle(PRINT), compress_pkl=True)
@@ -204,20 +206,18 @@ def edge_files() -> dict[str, bytes]:
         "edge_reduce_dtype.pt": z(payload_pickle(call(op_global("torch", "float32")))),
         "edge_deflated_benign.pt": z(payload_pickle(b"K\x01"), compress_pkl=True),
         "edge_nested_tensor_njt.pt": z(payload_pickle(op_global("torch.nested._internal.nested_tensor", "NestedTensor"))),
-        "edge_legacy_bad_protocol.pt": legacy(pickle.dumps({}, protocol=2))[:0] + pickle.dumps(0x1950A86A20F9469CFC6C, protocol=2) + pickle.dumps(1000, protocol=2) + pickle.dumps({}, protocol=2) * 3,
+        "edge_legacy_bad_protocol.pt": pickle.dumps(0x1950A86A20F9469CFC6C, protocol=2) + pickle.dumps(1000, protocol=2) + pickle.dumps({}, protocol=2) * 3,
     }
     raw = z(payload_pickle(b"K\x01"))
-    crc = struct.pack("<I", __import__("zlib").crc32(payload_pickle(b"K\x01")))
+    crc = struct.pack("<I", zlib.crc32(payload_pickle(b"K\x01")))
     files["edge_bad_crc_benign.pt"] = raw.replace(crc, struct.pack("<I", 0x12345678))
     no_version = io.BytesIO()
     with zipfile.ZipFile(no_version, "w") as archive:
         archive.writestr("archive/data.pkl", payload_pickle(b"K\x01"))
     files["edge_no_version.pt"] = no_version.getvalue()
     encrypted = bytearray(raw)
-    central = encrypted.rfind(b"PK\x01\x02archive/data.pkl"[:4])
-    first_central = encrypted.find(b"PK\x01\x02")
-    encrypted[first_central + 8] |= 0x01
-    del central
+    first_central = encrypted.find(b"PK\x01\x02")  # data.pkl's central-directory entry
+    encrypted[first_central + 8] |= 0x01  # general-purpose flag bit 0: encrypted
     files["edge_encrypted_flag.pt"] = bytes(encrypted)
     return files
 
