@@ -315,6 +315,7 @@ def benign_files(classes: dict[str, type]) -> dict[str, tuple[object, str]]:
         "need_numpy_rng.pt": {"rng": np.random.get_state()},
         "need_pathlib.pt": {"path": pathlib.PurePosixPath("/data/run1")},
         "need_decimal.pt": {"value": decimal.Decimal("1.25")},
+        "need_njt.pt": {"njt": torch.nested.nested_tensor([torch.ones(2), torch.ones(3)], layout=torch.jagged)},
     }
     dead = {
         "dead_defaultdict.pt": {"d": collections.defaultdict(list, a=[1])},

@@ -67,7 +67,7 @@ class Report:
 def default_allowlist_union() -> frozenset[str]:
     union: set[str] = set()
     for version in known_releases():
-        union |= rules_for(version).allowlist
+        union |= rules_for(version).allowlist | rules_for(version).import_time_allowlist
     return frozenset(union)
 
 

@@ -47,7 +47,7 @@ DANGEROUS_PREFIXES = (
 
 # Prefixes whose functions run code (collect_env.run, bottleneck) but whose classes are ordinary
 # state that full-model pickles carry (torch.utils.hooks.RemovableHandle).
-CLASS_SAFE_PREFIXES = ("torch.utils", "torch.cuda")
+CLASS_SAFE_PREFIXES = ("torch.utils", "torch.cuda", "torch._dynamo")
 
 # Names inside dangerous modules that only build plain values.
 BENIGN_IN_DANGEROUS = frozenset(
@@ -115,7 +115,8 @@ def canonical(module: str, name: str) -> str:
 
 
 def is_class_like(name: str) -> bool:
-    last = name.rsplit(".", 1)[-1]
+    """CapWords after any leading underscores: ``Linear``, ``_DimRange``."""
+    last = name.rsplit(".", 1)[-1].lstrip("_")
     return bool(last) and last[0].isupper()
 
 

@@ -119,6 +119,11 @@ def _not_callable(name: str) -> bool:
 
 
 _DICTS = ("dict", "collections.OrderedDict", "collections.Counter")
+_NJT_GLOBALS = frozenset({
+    "torch.nested._internal.nested_tensor.NestedTensor",
+    "torch.nested._internal.nested_tensor._rebuild_njt",
+    "torch._dynamo.decorators._DimRange",
+})
 _PARAMETER = "torch.nn.parameter.Parameter"
 
 # numpy pickles a dtype as numpy.dtype("<kind><itemsize>", False, True) and then BUILDs it, so
@@ -263,7 +268,11 @@ class Emulator:
                     if module in self.rules.blocked_modules:
                         raise Refusal("blocked", full, base + at, f"GLOBAL {full}: module {module} is blocked by torch and can never be allowlisted")
                     if not self.allowed(full):
-                        raise Refusal("global", full, base + at, f"GLOBAL {full} was not an allowed global")
+                        hint = ""
+                        if full in _NJT_GLOBALS:
+                            # torch asks for these imports instead; importing them registers the names.
+                            hint = " (importing torch.nested and torch._dynamo before torch.load also allowlists it)"
+                        raise Refusal("global", full, base + at, f"GLOBAL {full} was not an allowed global{hint}")
                     stack.append(Ref(full))
                 elif op == 0x81:  # NEWOBJ
                     stack.pop()
