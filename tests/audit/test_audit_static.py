@@ -379,3 +379,17 @@ def test_release_differences_follow_the_extracted_rules() -> None:
     njt = torch_zip(payload_pickle(op_global("torch.nested._internal.nested_tensor", "NestedTensor")))
     assert audit_bytes(njt).weights_only == "accept"
     assert audit_bytes(njt, version=Version(2, 15)).weights_only == "reject"
+
+
+@pytest.mark.parametrize(("module", "name", "malicious"), [
+    ("transformers.training_args", "TrainingArguments", False),
+    ("transformers.modeling_utils.PreTrainedModel", "from_pretrained", True),
+    ("torch.utils.hooks", "RemovableHandle", False),
+    ("torch.utils.collect_env", "run", True),
+    ("numpy.random._pickle", "__randomstate_ctor", False),
+    ("builtins", "print.__self__.exec", True),
+    ("copy_reg", "_reconstructor", False),
+])
+def test_classes_are_state_and_functions_are_code(module: str, name: str, malicious: bool) -> None:
+    report = audit_bytes(torch_zip(payload_pickle(call(op_global(module, name)))))
+    assert (report.verdict == "malicious") is malicious, report.reason

@@ -45,9 +45,10 @@ DANGEROUS_PREFIXES = (
     "modelscan", "torchpatch",
 )
 
-# Prefixes whose functions run code (collect_env.run, bottleneck) but whose classes are ordinary
-# state that full-model pickles carry (torch.utils.hooks.RemovableHandle).
-CLASS_SAFE_PREFIXES = ("torch.utils", "torch.cuda", "torch._dynamo")
+# Prefixes whose functions run code (collect_env.run, bottleneck, from_pretrained) but whose
+# classes are ordinary state that checkpoints carry (torch.utils.hooks.RemovableHandle, the
+# TrainingArguments in a Hugging Face training_args.bin).
+CLASS_SAFE_PREFIXES = ("torch.utils", "torch.cuda", "torch._dynamo", "transformers")
 
 # Names inside dangerous modules that only build plain values.
 BENIGN_IN_DANGEROUS = frozenset(
