@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import gc
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from torchpatch.engine.config import ConfigError, find_config, load_config, min_torch_from_pins
@@ -124,11 +126,13 @@ def run(args: argparse.Namespace) -> int:
 
         raise UsageError("--add-todos writes comments: use it with --fix or --diff")
     results: list[FileResult] = []
-    for path in discover(paths, exclude, settings.project_root):
-        result = check_file(path, settings, fix=fixing, unsafe_fixes=args.unsafe_fixes, add_todos=args.add_todos)
-        if not result.findings and not result.fixed_count:
-            result.source = result.original_text = result.fixed_text = None  # keep memory flat on big trees
-        results.append(result)
+    with _collect_garbage_between_files() as file_done:
+        for path in discover(paths, exclude, settings.project_root):
+            result = check_file(path, settings, fix=fixing, unsafe_fixes=args.unsafe_fixes, add_todos=args.add_todos)
+            if not result.findings and not result.fixed_count:
+                result.source = result.original_text = result.fixed_text = None  # keep memory flat on big trees
+            results.append(result)
+            file_done()
 
     for result in results:
         if result.error is not None:
@@ -159,6 +163,33 @@ def run(args: argparse.Namespace) -> int:
     if args.exit_zero:
         return 0
     return 1 if remaining else 0
+
+
+@contextmanager
+def _collect_garbage_between_files(every: int = 100):
+    """Cyclic GC off while files are checked, and one collection every ``every`` files.
+
+    An AST is freed by reference counting alone, but the collector, triggered by the allocations of
+    parsing, walks every live AST node again and again: that was a fifth of the run time on large trees.
+    """
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.freeze()  # what the imports created is never garbage: keep it out of every later collection
+    gc.disable()
+    count = 0
+
+    def file_done() -> None:
+        nonlocal count
+        count += 1
+        if count % every == 0:
+            gc.collect()
+
+    try:
+        yield file_done
+    finally:
+        gc.unfreeze()
+        if was_enabled:
+            gc.enable()
 
 
 def _print_findings(results: list[FileResult], args: argparse.Namespace) -> None:
