@@ -83,3 +83,24 @@ def test_missing_path_is_a_usage_error(tmp_path, capsys):
     assert main(["check", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no such file" in err
+
+
+def test_a_crashing_rule_is_reported_per_file_and_the_run_goes_on(tmp_path, capsys, monkeypatch):
+    from torchpatch.rules.torch_load_weights_only_false import TorchLoadWeightsOnlyFalse
+
+    def explode(self, ctx, call, qualname):
+        if "boom" in ctx.text:
+            raise ValueError("rule bug")
+        return iter(())
+
+    monkeypatch.setattr(TorchLoadWeightsOnlyFalse, "check_call", explode)
+    crash = tmp_path / "crash.py"
+    crash.write_text('import torch\nboom = torch.load("m.pt")\n')
+    (tmp_path / "good.py").write_text(GOOD)
+    original = crash.read_bytes()
+    assert main(["check", "--isolated", "--fix", "--unsafe-fixes", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "crash.py: internal error (ValueError: rule bug); the file was left unchanged" in err
+    assert "Traceback" not in err
+    assert crash.read_bytes() == original
+    assert "weights_only=True" in (tmp_path / "good.py").read_text()

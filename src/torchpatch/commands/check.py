@@ -160,6 +160,8 @@ def run(args: argparse.Namespace) -> int:
     remaining = sum(len(r.findings) for r in results) + sum(1 for r in results if r.error is not None)
     if not args.quiet and args.output_format in ("full", "concise"):
         _print_summary(results, remaining, fixed_total, args)
+    if any(result.internal_error for result in results):
+        return 2
     if args.exit_zero:
         return 0
     return 1 if remaining else 0

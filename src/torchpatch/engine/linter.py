@@ -49,6 +49,7 @@ class FileResult:
     error: str | None = None  # why the file could not be checked
     fixed_count: int = 0
     todo_count: int = 0  # ``# TODO(torchpatch)`` lines written by --add-todos
+    internal_error: bool = False  # a bug in torchpatch, not in the file: the run exits 2
     fixed_codes: dict[str, int] = field(default_factory=dict)
     original_text: str | None = None
     fixed_text: str | None = None
@@ -119,6 +120,11 @@ def check_file(path: Path, settings: Settings, fix: bool = False, unsafe_fixes: 
             text, diagnostics = _add_todos(text, path, settings, diagnostics, unsafe_fixes, result, file_codes)
     except ParseFailure as error:
         result.error = str(error)
+        return result
+    except Exception as error:  # a bug in torchpatch: report it for this file, leave the file alone, go on
+        result.error = f"internal error ({type(error).__name__}: {error}); the file was left unchanged"
+        result.internal_error = True
+        result.fixed_count = result.todo_count = 0
         return result
     result.fixed_text = text
     if diagnostics:
