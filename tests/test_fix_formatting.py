@@ -13,7 +13,8 @@ EXPORT = "torch.export.export_for_training"
 
 
 def run_fix(path: Path, *extra: str) -> int:
-    return main(["check", "--isolated", "--fix", "--output-format", "concise", *extra, str(path)])
+    # TP430 (export without strict=) would also flag the fixed export calls: these tests are about formatting.
+    return main(["check", "--isolated", "--fix", "--ignore", "TP430", "--output-format", "concise", *extra, str(path)])
 
 
 def test_bom_and_crlf_are_kept(tmp_path):

@@ -73,3 +73,22 @@ def test_export_for_training_is_gone_and_export_runs(tmp_path):
     """, tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ExportedProgram"
+
+
+def test_export_is_non_strict_by_default_and_strict_true_still_works(tmp_path):
+    """TP430: 2.8 changed torch.export.export's default to strict=False; the fix passes strict=True."""
+    torch = pytest.importorskip("torch")
+    import inspect
+
+    assert inspect.signature(torch.export.export).parameters["strict"].default is False
+    result = run_python("""
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x):
+                return x.cos() * 2
+        for strict in (True, False):
+            ep = torch.export.export(M(), (torch.ones(3),), strict=strict)
+            print(strict, ep.module()(torch.zeros(3)).tolist())
+    """, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:2] == ["True [2.0, 2.0, 2.0]", "False [2.0, 2.0, 2.0]"]

@@ -64,7 +64,7 @@ class TorchscriptDeprecated(Rule):
 
     VALID = [
         'import torch\ncompiled = torch.compile(model)\n',
-        'import torch\nep = torch.export.export(model, (x,))\ntorch.export.save(ep, "model.pt2")\n',
+        'import torch\nep = torch.export.export(model, (x,), strict=False)\ntorch.export.save(ep, "model.pt2")\n',
         'import torch\nif torch.jit.is_scripting():\n    pass\n',
         'from torch.jit import script\n',  # the import alone: its uses are reported
         'import torch\ndef script(model):\n    return model\nscripted = script(model)\n',

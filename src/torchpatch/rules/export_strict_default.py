@@ -1,0 +1,74 @@
+"""TP430: torch.export.export without strict= (the default became non-strict tracing in 2.8)."""
+
+from __future__ import annotations
+
+from torchpatch.rules._helpers import add_keyword, has_double_star, keyword
+from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule, Valid
+from torchpatch.versions import v
+
+
+class ExportStrictDefault(Rule):
+    """
+    ## What it does
+    Flags `torch.export.export(...)` calls that do not pass `strict=`, when the code must also run
+    on releases before 2.8 (your minimum torch is below 2.8).
+
+    ## Why is this bad?
+    PyTorch 2.8 changed the default of `torch.export.export` from `strict=True` to `strict=False`
+    (2.4–2.7 declare `strict: bool = True`, 2.8–2.15 `strict: bool = False`). Strict mode traces
+    the program with TorchDynamo, which analyses the Python bytecode and reports what it cannot
+    capture; non-strict mode runs the Python code for real with fake tensors and records the
+    tensor operations, so Python-level values (globals, attributes, non-tensor inputs) are burned
+    into the graph as constants without an error. The same call can therefore export a
+    different graph, or fail, depending on the installed release.
+
+    The fix adds `strict=True`, which keeps the tracing your code got on 2.4–2.7 on every
+    release (the keyword exists since 2.4). It is unsafe: on 2.8+ it opts out of the new
+    default, which PyTorch now recommends; pass `strict=False` instead if you want the new
+    behaviour everywhere.
+    """
+
+    code = "TP430"
+    name = "export-strict-default"
+    summary = "`torch.export.export` without `strict=` (default became non-strict in 2.8)"
+    changed_in = v("2.8")
+    replacement_since = v("2.4")
+    fix_safety = UNSAFE
+    fix_safety_note = (
+        "`strict=True` keeps the TorchDynamo-based tracing of 2.4–2.7 everywhere, which on 2.8+ is no longer the "
+        "default; `strict=False` would instead give the 2.8+ behaviour on every release. Pick the one your tests use."
+    )
+    references = (
+        "https://docs.pytorch.org/docs/stable/export.html",
+        "https://docs.pytorch.org/docs/stable/export/programming_model.html",
+    )
+    catalog_ids = ("export.strict-default",)
+    calls = frozenset({"torch.export.export", "torch.export.export_for_training"})  # both: True in 2.5-2.7, False 2.8+
+
+    VALID = [
+        "import torch\nep = torch.export.export(model, (x,), strict=False)\n",
+        "from torch.export import export\nep = export(model, (x,), strict=True)\n",
+        "import torch\nep = torch.export.export(model, (x,), **export_options)\n",
+        Valid("import torch\nep = torch.export.export(model, (x,))\n", min_torch="2.8"),
+        # Look-alikes: another library's export, a method.
+        "import torch\nfrom keras import export\nexport(model, 'saved')\n",
+        "import torch\nclass Exporter:\n    def run(self):\n        return self.export.export(self.model, (1,))\n",
+    ]
+    INVALID = [
+        Invalid("import torch\nep = torch.export.export(model, (x,))\n",
+                fixed="import torch\nep = torch.export.export(model, (x,), strict=True)\n"),
+        Invalid("from torch.export import export\n\nep = export(\n    model,\n    args,\n    dynamic_shapes=shapes,\n)\n",
+                fixed="from torch.export import export\n\nep = export(\n    model,\n    args,\n    dynamic_shapes=shapes, strict=True,\n)\n"),
+    ]
+
+    def check_call(self, ctx, call, qualname):
+        if ctx.min_torch >= self.changed_in:
+            return  # the code only runs where non-strict is the default
+        if keyword(call, "strict") is not None or has_double_star(call):
+            return  # keyword-only in every release 2.4–2.15
+        function = qualname.rpartition(".")[2]
+        message = (f"`torch.export.{function}` without `strict=`: the default became `strict=False` (non-strict tracing) "
+                   f"in PyTorch {self.changed_in}; your minimum is {ctx.min_torch}, where it is strict")
+        fix = Fix(message="Pass `strict=True` to keep the 2.4–2.7 tracing (or `strict=False` for the 2.8+ one)",
+                  edits=[add_keyword(ctx, call, "strict=True")], applicability=UNSAFE)
+        yield ctx.diagnostic(call.func, message, fix)
