@@ -122,3 +122,14 @@ def test_compatibility_branches_are_not_reported(lint, code):
 ])
 def test_code_outside_compatibility_branches_is_reported(lint, code, row):
     assert [f.row for f in lint(code).findings] == [row]
+
+
+def test_old_default_overridden_by_a_feature_check_is_not_reported(lint):
+    code = ("import torch.nn as nn\n"
+            "weight_norm = nn.utils.weight_norm\n"
+            "if hasattr(nn.utils.parametrizations, 'weight_norm'):\n"
+            "    weight_norm = nn.utils.parametrizations.weight_norm\n"
+            "conv = weight_norm(nn.Conv1d(2, 2, 3))\n")
+    assert lint(code).findings == []
+    unguarded = code.replace("if hasattr(nn.utils.parametrizations, 'weight_norm'):", "if use_new:")
+    assert [f.row for f in lint(unguarded).findings] == [2]

@@ -305,7 +305,10 @@ class _Walker:
         return position < len(self.rows) and self.rows[position] <= last_row
 
     def _visit_body(self, body: list[ast.stmt], scope: Scope) -> None:
-        for statement in body:
+        for index, statement in enumerate(body):
+            if type(statement) is ast.Assign and index + 1 < len(body) \
+                    and _overridden_on_new_releases(statement, body[index + 1], self.ctx.scopes):
+                continue
             self._visit_statement(statement, scope)
 
     def _visit_statement(self, node: ast.stmt, scope: Scope) -> None:
@@ -487,6 +490,18 @@ def _split_statement(node: ast.stmt, scopes: ScopeTree, scope: Scope):
         header = [node.subject, *(c.guard for c in node.cases if c.guard is not None)]
         return header, [c.body for c in node.cases], scope
     return [node], [], scope
+
+
+def _overridden_on_new_releases(assignment: ast.Assign, following: ast.stmt, scopes: ScopeTree) -> bool:
+    """``x = old_api`` followed by ``if <new release or feature>: x = new_api``: the first is the old default."""
+    if type(following) is not ast.If or len(assignment.targets) != 1 or type(assignment.targets[0]) is not ast.Name:
+        return False
+    old = scopes.old_branch_of.get(id(following))
+    if old != ELSE_IS_OLD:
+        return False
+    name = assignment.targets[0].id
+    return any(type(s) is ast.Assign and any(type(t) is ast.Name and t.id == name for t in s.targets)
+               for s in following.body)
 
 
 def _first_row(statement: ast.stmt) -> int:
