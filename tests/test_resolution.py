@@ -133,3 +133,10 @@ def test_old_default_overridden_by_a_feature_check_is_not_reported(lint):
     assert lint(code).findings == []
     unguarded = code.replace("if hasattr(nn.utils.parametrizations, 'weight_norm'):", "if use_new:")
     assert [f.row for f in lint(unguarded).findings] == [2]
+
+
+def test_feature_probe_in_try_is_not_reported(lint):
+    code = "import torch\ntry:\n    _ = torch.cpu.amp.autocast\nexcept AttributeError:\n    pass\n"
+    assert lint(code).findings == []
+    used = "import torch\ntry:\n    ctx = torch.cpu.amp.autocast()\nexcept AttributeError:\n    pass\n"
+    assert [f.code for f in lint(used).findings] == ["TP203"]

@@ -485,11 +485,23 @@ def _split_statement(node: ast.stmt, scopes: ScopeTree, scope: Scope):
         # ``except ImportError:`` (AttributeError, TypeError...) is the path for releases without the new API.
         handlers = [h for h in node.handlers if not catches_missing_api(h)]
         header = [h.type for h in handlers if h.type is not None]
-        return header, [node.body, *(h.body for h in handlers), node.orelse, node.finalbody], scope
+        body = [] if not handlers and node.handlers and _only_probes(node.body) else node.body
+        return header, [body, *(h.body for h in handlers), node.orelse, node.finalbody], scope
     if isinstance(node, ast.Match):
         header = [node.subject, *(c.guard for c in node.cases if c.guard is not None)]
         return header, [c.body for c in node.cases], scope
     return [node], [], scope
+
+
+def _only_probes(body: list[ast.stmt]) -> bool:
+    """``try: _ = torch.cpu.amp.autocast`` / ``except AttributeError:`` asks whether a name exists; it uses nothing."""
+    def is_reference(node: ast.AST) -> bool:
+        return type(node) in (ast.Attribute, ast.Name)
+
+    return all((type(s) is ast.Expr and is_reference(s.value))
+               or (type(s) is ast.Assign and is_reference(s.value)
+                   and all(type(t) is ast.Name and t.id == "_" for t in s.targets))
+               for s in body)
 
 
 def _overridden_on_new_releases(assignment: ast.Assign, following: ast.stmt, scopes: ScopeTree) -> bool:
