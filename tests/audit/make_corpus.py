@@ -15,6 +15,7 @@ import pickle
 import struct
 import sys
 import tarfile
+import warnings
 import zipfile
 import zlib
 from pathlib import Path
@@ -126,14 +127,16 @@ def malicious_files(tmp_marker: str) -> dict[str, bytes]:
     injected = b"\x80\x02" + PRINT + b"0" + benign[2:]
     files["mal_injected_pop.pt"] = z(injected)
     dup = io.BytesIO()
-    with zipfile.ZipFile(dup, "w") as archive:
+    with warnings.catch_warnings(), zipfile.ZipFile(dup, "w") as archive:
+        warnings.simplefilter("ignore")  # the duplicate name is the point
         archive.writestr("archive/data.pkl", benign)
         archive.writestr("archive/byteorder", b"little")
         archive.writestr("archive/version", b"3\n")
         archive.writestr("archive/data.pkl", payload_pickle(PRINT))
     files["mal_duplicate_last.pt"] = dup.getvalue()
     dup = io.BytesIO()
-    with zipfile.ZipFile(dup, "w") as archive:
+    with warnings.catch_warnings(), zipfile.ZipFile(dup, "w") as archive:
+        warnings.simplefilter("ignore")  # the duplicate name is the point
         archive.writestr("archive/data.pkl", payload_pickle(PRINT))
         archive.writestr("archive/byteorder", b"little")
         archive.writestr("archive/version", b"3\n")
@@ -330,6 +333,14 @@ def benign_files(classes: dict[str, type]) -> dict[str, tuple[object, str]]:
 
 def generate(out_dir: str) -> dict[str, dict]:
     """Write the corpus; return {filename: {"expected": verdict}}."""
+    # torch warns that TorchScript, quantized dtypes and TypedStorage are deprecated; the corpus
+    # uses them on purpose.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _generate(out_dir)
+
+
+def _generate(out_dir: str) -> dict[str, dict]:
     import torch
 
     out = Path(out_dir)
