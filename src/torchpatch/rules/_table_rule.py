@@ -9,18 +9,15 @@ from torchpatch.rules.api_table import ApiChange
 from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule
 
 
+def examples_of(rows: dict[str, ApiChange]) -> list[Invalid]:
+    """The rows' own examples, as the rule's INVALID examples (tests and docs)."""
+    return [Invalid(row.example, fixed=row.fixed) for row in rows.values() if row.example]
+
+
 class TableRule(Rule):
     """Shared implementation; subclasses choose their rows."""
 
     rows: dict[str, ApiChange] = {}
-
-    @classmethod
-    def examples_from_rows(cls) -> list[Invalid]:
-        examples = []
-        for row in cls.rows.values():
-            if row.example:
-                examples.append(Invalid(row.example, fixed=row.fixed))
-        return examples
 
     def check_reference(self, ctx, reference):
         row = self.rows.get(reference.qualname)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchpatch.rules._table_rule import TableRule
+from torchpatch.rules._table_rule import TableRule, examples_of
 from torchpatch.rules.api_table import rows_where
 from torchpatch.rules.base import SAFE
 
@@ -27,4 +27,4 @@ class DeprecatedApi(TableRule):
     fix_safety_note = "Safe when the replacement exists at your minimum torch and behaves the same; unsafe otherwise."
     references_to = frozenset(rows)
     catalog_ids = tuple(sorted({row.catalog for row in rows.values()}))
-    INVALID = TableRule.examples_from_rows.__func__(type("Rows", (), {"rows": rows}))
+    INVALID = examples_of(rows)
