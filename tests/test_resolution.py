@@ -140,3 +140,11 @@ def test_feature_probe_in_try_is_not_reported(lint):
     assert lint(code).findings == []
     used = "import torch\ntry:\n    ctx = torch.cpu.amp.autocast()\nexcept AttributeError:\n    pass\n"
     assert [f.code for f in lint(used).findings] == ["TP203"]
+
+
+def test_hasattr_on_other_objects_is_not_a_feature_check(lint):
+    code = ("import torch\nif hasattr(kwargs, 'attention_mask'):\n    ids = 1\nelse:\n"
+            "    state = torch.load('m.pt')\n")
+    assert [f.row for f in lint(code).findings] == [5]
+    guarded = code.replace("hasattr(kwargs, 'attention_mask')", "hasattr(torch.serialization, 'safe_globals')")
+    assert lint(guarded).findings == []

@@ -510,11 +510,8 @@ def test_torchvision_claims_when_installed():
     assert any("deprecated" in str(w.message) for w in caught), torchvision.__version__
 
 
-# -- engine limitations found on real code (reported, not worked around in the rules) ------------------------------
+# -- found on real code: transformers 4.48 modeling_clvp.py:1349 torch.range (TorchFix reports it too) ----------
 
-@pytest.mark.xfail(reason="engine: guards.old_branch treats any hasattr() test as a feature check, even on a non-torch "
-                          "object, so the else branch is skipped as old-release code (transformers 4.48 clvp "
-                          "modeling_clvp.py:1349 torch.range, which TorchFix reports)", strict=False)
 def test_hasattr_on_a_non_torch_object_is_not_a_version_guard(lint):
     code = ("import torch\nif hasattr(kwargs, 'attention_mask'):\n    ids = kwargs['attention_mask'].cumsum(-1)\n"
             "else:\n    ids = torch.range(0, n - 1)\n")

@@ -10,13 +10,11 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, catches_missing_api, old_branch
-from torchpatch.engine.resolve import Binding, Scope, ScopeTree, chain_root
+from torchpatch.engine.resolve import TRACKED_ROOTS, Binding, Scope, ScopeTree, chain_root
 from torchpatch.engine.source import Locator
 from torchpatch.rules.base import SAFE, UNSAFE, Diagnostic, Edit, Fix, Rule
 from torchpatch.versions import Version
 
-#: Imports from these packages are tracked; everything else is ignored as early as possible.
-TRACKED_ROOTS = frozenset({"torch", "functorch", "torchvision", "torchaudio", "torchao", "torchtext"})
 
 #: Submodules that ``import torch`` loads, so ``torch.x.y`` works with only ``import torch``
 #: (attribute access checked against torch 2.13 in tests/test_torch_facts.py).
@@ -413,7 +411,7 @@ class _Walker:
                 else:
                     stack.append((base, current))
             elif isinstance(node, ast.IfExp):
-                old = old_branch(node.test)
+                old = old_branch(node.test, lambda expr, scope=current: scopes.is_tracked(expr, scope))
                 if old is None:
                     stack.extend(((node.test, current), (node.body, current), (node.orelse, current)))
                 else:
@@ -470,7 +468,8 @@ def _split_statement(node: ast.stmt, scopes: ScopeTree, scope: Scope):
         header = [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
         return header, [node.body], scopes.scope_of.get(id(node), scope)
     if isinstance(node, ast.If):
-        old = scopes.old_branch_of[id(node)] if id(node) in scopes.old_branch_of else old_branch(node.test)
+        old = scopes.old_branch_of[id(node)] if id(node) in scopes.old_branch_of \
+            else old_branch(node.test, lambda expr: scopes.is_tracked(expr, scope))
         if old is None:
             return [node.test], [node.body, node.orelse], scope
         # A version or feature check: its old-release branch is compatibility code, not a finding.

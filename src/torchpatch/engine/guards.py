@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Callable
 
 BODY_IS_OLD = "body"  # the if-branch runs on old releases (``if version < 2.4:``)
 ELSE_IS_OLD = "else"  # the else-branch does (``if version >= 2.4:``, ``if hasattr(torch, "compile"):``)
 BOTH = "both"  # a version check whose direction we cannot tell: neither branch is reported
 
 _GUARD_WORDS = re.compile(
-    r"version|greater|less|at_?least|_ge_|_gte|_lt_|hasattr|torch_\d|_\d+_\d+(?:_\d+)?$|is_available_in", re.IGNORECASE)
+    r"version|greater|less|at_?least|_ge_|_gte|_lt_|torch_\d|_\d+_\d+(?:_\d+)?$|is_available_in", re.IGNORECASE)
 _NEWER_WORDS = re.compile(r"greater|at_?least|_ge_|_gte|_ge$|newer|hasattr|_\d+_\d+(?:_\d+)?$", re.IGNORECASE)
 _OLDER_WORDS = re.compile(r"less|_lt_|_lt$|older|below|lower", re.IGNORECASE)
 
@@ -32,19 +33,31 @@ def catches_missing_api(handler: ast.ExceptHandler) -> bool:
     return bool(names) and names <= FALLBACK_EXCEPTIONS
 
 
-def old_branch(test: ast.expr) -> str | None:
-    """Which branch of ``if test`` is the old-release path, or None when the test is no version check."""
-    if not _mentions_guard(test):
+def old_branch(test: ast.expr, is_torch: Callable[[ast.expr], bool] = lambda expr: True) -> str | None:
+    """Which branch of ``if test`` is the old-release path, or None when the test is no version check.
+
+    ``is_torch`` tells whether an expression is (part of) torch: ``hasattr(x, ...)`` is a feature check
+    only when ``x`` is.
+    """
+    if not _mentions_guard(test, is_torch):
         return None
-    return _direction(test)
+    return _direction(test, is_torch)
 
 
-def _mentions_guard(test: ast.expr) -> bool:
+def _is_hasattr(node: ast.AST) -> bool:
+    return type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "hasattr"
+
+
+def _mentions_guard(test: ast.expr, is_torch: Callable[[ast.expr], bool] = lambda expr: True) -> bool:
     """Whether a name in the test reads like a version or feature check (a small walk: tests are short)."""
     stack = [test]
     while stack:
         node = stack.pop()
         kind = type(node)
+        if kind is ast.Call and _is_hasattr(node):
+            if node.args and is_torch(node.args[0]):
+                return True
+            continue
         if kind is ast.Name:
             if _GUARD_WORDS.search(node.id):
                 return True
@@ -81,15 +94,15 @@ def _name_of(node: ast.expr) -> str:
     return ""
 
 
-def _direction(test: ast.expr) -> str:
+def _direction(test: ast.expr, is_torch: Callable[[ast.expr], bool]) -> str:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return _flip(_direction(test.operand))
+        return _flip(_direction(test.operand, is_torch))
     if isinstance(test, ast.BoolOp):
-        directions = {_direction(value) for value in test.values if _mentions_guard(value)}
+        directions = {_direction(value, is_torch) for value in test.values if _mentions_guard(value, is_torch)}
         return directions.pop() if len(directions) == 1 else BOTH
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         operator = test.ops[0]
-        version_on_left = _mentions_guard(test.left)
+        version_on_left = _mentions_guard(test.left, is_torch)
         if isinstance(operator, (ast.Gt, ast.GtE)):
             return ELSE_IS_OLD if version_on_left else BODY_IS_OLD
         if isinstance(operator, (ast.Lt, ast.LtE)):

@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 
 from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, old_branch
 
+#: Imports from these packages are tracked; everything else is ignored as early as possible.
+TRACKED_ROOTS = frozenset({"torch", "functorch", "torchvision", "torchaudio", "torchao", "torchtext"})
+
 Position = tuple[int, int]  # (row, ast column) — only compared, never shown
 
 #: Statements that bind no name and hold no statements: pass 1 skips them (most of a file).
@@ -159,7 +162,7 @@ class ScopeTree:
                         self._bind(scope, name, item.optional_vars)
             self._visit_body(node.body, scope)
         elif isinstance(node, ast.If):
-            old = self.old_branch_of[id(node)] = old_branch(node.test)
+            old = self.old_branch_of[id(node)] = old_branch(node.test, lambda expr: self.is_tracked(expr, scope))
             for body, name in ((node.body, BODY_IS_OLD), (node.orelse, ELSE_IS_OLD)):
                 fallback = old in (name, BOTH)
                 self._fallback_depth += fallback
@@ -196,6 +199,11 @@ class ScopeTree:
                 scope.global_names.update(statement.names)
 
     # -- lookups --------------------------------------------------------------------------------
+    def is_tracked(self, expr: ast.expr, scope: Scope) -> bool:
+        """Whether an expression names torch (or a tracked package) or something inside it."""
+        qualname = self.qualname(expr, scope)
+        return qualname is not None and qualname.split(".")[0] in TRACKED_ROOTS
+
     def lookup(self, name: str, scope: Scope, position: Position, depth: int = 0) -> str | None:
         """The qualified name a Name refers to at a position, or None when it is not an import."""
         binding = self.binding_for(name, scope, position)

@@ -26,5 +26,6 @@ class DeprecatedApi(TableRule):
     fix_safety = SAFE
     fix_safety_note = "Safe when the replacement exists at your minimum torch and behaves the same; unsafe otherwise."
     references_to = frozenset(rows)
+    torchfix_codes = ("TOR101", "TOR103")  # deprecated functions and imports (functorch, torch.ger, ...)
     catalog_ids = tuple(sorted({row.catalog for row in rows.values()}))
     INVALID = examples_of(rows)
