@@ -46,6 +46,9 @@ WHEELS_DIR = PACKAGES_DIR / "wheels"
 SOURCES_DIR = PACKAGES_DIR / "src"
 RESULTS_DIR = CACHE / "results"
 TORCHFIX_VENV = CACHE / "torchfix-venv"
+# Tools run as installed for users, with their bytecode cached: an environment that forbids writing
+# .pyc files (PYTHONDONTWRITEBYTECODE) would charge every run for compiling the tool's own sources.
+TOOL_ENVIRONMENT = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
 TORCHFIX_REQUIREMENT = "torchfix==0.7.0"
 
 #: Pinned releases (all exist on PyPI as pure-Python wheels).
@@ -199,7 +202,8 @@ def measure(tool: str, argv: list[str], files: list[Path], lines: int, out_dir: 
     _log(f"running {tool}: {shown}")
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
         start = time.perf_counter()
-        process = subprocess.Popen(argv, cwd=SOURCES_DIR, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        process = subprocess.Popen(argv, cwd=SOURCES_DIR, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                   env=TOOL_ENVIRONMENT)
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)

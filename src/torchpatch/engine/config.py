@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-
-from packaging.specifiers import SpecifierSet
-from packaging.version import Version as PackagingVersion
+from typing import TYPE_CHECKING
 
 from torchpatch.engine.dependencies import requirements_in
 from torchpatch.versions import KNOWN_RELEASES, OLDEST_KNOWN, Version
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -83,7 +84,9 @@ _PIN_FILES = ("pyproject.toml", "setup.cfg", "requirements*.txt", "constraints*.
 
 def min_torch_from_pins(root: Path) -> tuple[Version, str] | None:
     """The oldest known release allowed by every torch pin found in the project's files, and where it came from."""
-    found: list[tuple[SpecifierSet, str]] = []
+    from packaging.version import Version as PackagingVersion
+
+    found: list[tuple["SpecifierSet", str]] = []
     for pattern in _PIN_FILES:
         for path in sorted(root.glob(pattern)):
             found.extend(torch_pins(path))
@@ -98,7 +101,7 @@ def min_torch_from_pins(root: Path) -> tuple[Version, str] | None:
     return OLDEST_KNOWN, where
 
 
-def torch_pins(path: Path) -> list[tuple[SpecifierSet, str]]:
+def torch_pins(path: Path) -> list[tuple["SpecifierSet", str]]:
     """The torch specifiers a dependency file declares (requirements whose markers hold without extras)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")

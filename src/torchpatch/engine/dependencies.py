@@ -8,11 +8,13 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-
-from packaging.requirements import InvalidRequirement, Requirement
+from typing import TYPE_CHECKING
 
 from torchpatch.rules.base import Diagnostic, Rule
 from torchpatch.versions import Version
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -30,7 +32,7 @@ def is_dependency_file(path: Path) -> bool:
 class RequirementSpan:
     """One requirement as written in a dependency file, with its character offsets."""
 
-    requirement: Requirement
+    requirement: "Requirement"
     start: int
     end: int
 
@@ -47,7 +49,10 @@ def requirements_in(path: Path, text: str) -> list[RequirementSpan]:
     return _requirements_txt(text)
 
 
-def _parse(requirement_text: str) -> Requirement | None:
+def _parse(requirement_text: str) -> "Requirement | None":
+    # packaging is imported here, not at start-up: most runs never read a dependency file.
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         return Requirement(requirement_text)
     except InvalidRequirement:

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from packaging.version import Version as PackagingVersion
+from functools import lru_cache
 
-from torchpatch.platform_facts import cves
 from torchpatch.rules.base import Invalid, Rule, Valid
 from torchpatch.versions import NEWEST_KNOWN, v
 
-#: Versions a pin may allow: every 1.x and 2.x minor up to a few past the newest known, patches 0-9.
-_CANDIDATES = sorted(
-    {PackagingVersion(f"1.{minor}.{patch}") for minor in range(14) for patch in range(10)}
-    | {PackagingVersion(f"2.{minor}.{patch}") for minor in range(NEWEST_KNOWN.minor + 6) for patch in range(10)}
-    | {PackagingVersion("3.0.0")}
-)
+
+@lru_cache(maxsize=1)
+def _candidates():
+    """Versions a pin may allow: every 1.x and 2.x minor up to a few past the newest known, patches 0-9."""
+    from packaging.version import Version as PackagingVersion
+
+    return sorted(
+        {PackagingVersion(f"1.{minor}.{patch}") for minor in range(14) for patch in range(10)}
+        | {PackagingVersion(f"2.{minor}.{patch}") for minor in range(NEWEST_KNOWN.minor + 6) for patch in range(10)}
+        | {PackagingVersion("3.0.0")}
+    )
 
 
 class VulnerableTorchPin(Rule):
@@ -62,7 +66,11 @@ class VulnerableTorchPin(Rule):
         specifier = requirement.requirement.specifier
         if not str(specifier):
             return
-        allowed = [candidate for candidate in _CANDIDATES if specifier.contains(candidate, prereleases=True)]
+        from packaging.version import Version as PackagingVersion
+
+        from torchpatch.platform_facts import cves
+
+        allowed = [candidate for candidate in _candidates() if specifier.contains(candidate, prereleases=True)]
         if not allowed:
             return
         newest = max(allowed)
