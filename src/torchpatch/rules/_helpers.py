@@ -15,6 +15,16 @@ def keyword(call: ast.Call, name: str) -> ast.keyword | None:
     return None
 
 
+def argument(call: ast.Call, name: str, position: int) -> tuple[ast.AST, ast.expr] | None:
+    """An argument passed by keyword or at its positional index: (the node to report, its value)."""
+    found = keyword(call, name)
+    if found is not None:
+        return found, found.value
+    if len(call.args) > position and not has_star_args(call):
+        return call.args[position], call.args[position]
+    return None
+
+
 def has_star_args(call: ast.Call) -> bool:
     """``*args`` or ``**kwargs``: the call's real arguments are not visible."""
     return any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords)

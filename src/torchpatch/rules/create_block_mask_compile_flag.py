@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from torchpatch.rules._helpers import has_star_args, is_literal, keyword, remove_argument
-from torchpatch.rules.base import SAFE, UNSAFE, Edit, Fix, Invalid, Rule, Valid
+import ast
+
+from torchpatch.rules._helpers import argument, has_star_args, is_literal, remove_argument
+from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 #: create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device, BLOCK_SIZE, _compile): the 8th positional.
@@ -92,16 +94,13 @@ class CreateBlockMaskCompileFlag(Rule):
     ]
 
     def check_call(self, ctx, call, qualname):
-        argument = keyword(call, "_compile")
-        if argument is not None:
-            node, value = argument, argument.value
-        elif len(call.args) > _COMPILE_POSITION and not has_star_args(call):
-            node = value = call.args[_COMPILE_POSITION]
-        else:
+        found = argument(call, "_compile", _COMPILE_POSITION)
+        if found is None:
             return
+        node, value = found
         phrase = self.version_phrase(ctx.target)
         # Removing a positional ``_compile`` shifts later positional arguments (2.13 has three more).
-        removable = node is argument or len(call.args) == _COMPILE_POSITION + 1
+        removable = isinstance(node, ast.keyword) or len(call.args) == _COMPILE_POSITION + 1
         if is_literal(value, False):
             message = f"`create_block_mask(..., _compile=False)`: the private flag is {phrase}; drop it (False is the default)"
             fix = None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchpatch.rules._amp_api import AmpApiRule, watched_names
-from torchpatch.rules.base import SAFE, Invalid, Valid
+from torchpatch.rules.base import SAFE, Invalid
 from torchpatch.versions import v
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchpatch.rules._helpers import has_star_args, keyword
-from torchpatch.rules.base import Invalid, Rule, Valid
+from torchpatch.rules.base import Invalid, Rule
 from torchpatch.versions import v
 
 #: DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, ...): index 5 (2.4.1 and 2.13).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchpatch.rules._helpers import is_literal, keyword, remove_argument
-from torchpatch.rules.base import SAFE, Fix, Invalid, Rule, Valid
+from torchpatch.rules.base import SAFE, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 _DATALOADER = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
-from torchpatch.rules._helpers import has_star_args, is_literal, keyword
-from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule, Valid
+from torchpatch.rules._helpers import argument, has_star_args, is_literal, keyword
+from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 #: flex_attention(query, key, value, score_mod, block_mask, scale, enable_gqa, return_lse, ...)
@@ -89,13 +89,10 @@ class FlexAttentionReturnLse(Rule):
     ]
 
     def check_call(self, ctx, call, qualname):
-        argument = keyword(call, "return_lse")
-        if argument is not None:
-            node, value = argument, argument.value
-        elif len(call.args) > _RETURN_LSE_POSITION and not has_star_args(call):
-            node = value = call.args[_RETURN_LSE_POSITION]
-        else:
+        found = argument(call, "return_lse", _RETURN_LSE_POSITION)
+        if found is None:
             return
+        node, value = found
         if is_literal(value, False):
             return  # the default: no warning
         message = (
@@ -103,8 +100,8 @@ class FlexAttentionReturnLse(Rule):
             f"pass `return_aux=AuxRequest(lse=True)` and read `.lse` from the second result"
         )
         fix = None
-        if node is argument and is_literal(value, True):
-            fix = self._fix(ctx, call, argument)
+        if isinstance(node, ast.keyword) and is_literal(value, True):
+            fix = self._fix(ctx, call, node)
         yield ctx.diagnostic(node, message, fix)
 
     def _fix(self, ctx, call: ast.Call, argument: ast.keyword) -> Fix | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchpatch.rules._helpers import has_star_args, keyword, literal, remove_argument, replace_node
-from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule, Valid
+from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 #: Old name -> (the release named in the message, what to use). cholesky/qr/chain_matmul were deprecated by

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from torchpatch.rules._helpers import add_keyword, has_double_star, keyword, replace_node
-from torchpatch.rules.base import SAFE, Fix, Invalid, Rule, Valid
+from torchpatch.rules.base import SAFE, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 _F = "torch.nn.functional"

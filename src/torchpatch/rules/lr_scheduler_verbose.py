@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchpatch.rules._helpers import has_star_args, keyword, remove_argument
-from torchpatch.rules.base import SAFE, Fix, Invalid, Rule, Valid
+from torchpatch.rules.base import SAFE, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 #: Scheduler -> the position of ``verbose`` in its 2.2–2.6 ``__init__`` (always the last parameter;

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule, Valid
+from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 _PRIVATE = "torch.utils.data._utils.collate"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchpatch.rules._helpers import has_double_star, is_literal, keyword, remove_argument
-from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule, Valid
+from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 _KINETO = frozenset({"torch.profiler.profile", "torch.profiler.profiler.profile"})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchpatch.rules._helpers import add_keyword, has_double_star, keyword
-from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule, Valid
+from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 

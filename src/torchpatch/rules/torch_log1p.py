@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchpatch.rules._helpers import has_star_args
-from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule, Valid
+from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 

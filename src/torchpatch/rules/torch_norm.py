@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from torchpatch.rules._helpers import has_star_args, keyword, literal
-from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule, Valid
+from torchpatch.rules._helpers import has_star_args, literal
+from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 #: torch.norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None)

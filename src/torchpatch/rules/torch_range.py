@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchpatch.rules._helpers import has_star_args, keyword, literal, replace_node
-from torchpatch.rules.base import SAFE, Fix, Invalid, Rule, Valid
+from torchpatch.rules.base import SAFE, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 #: Integer bounds up to this size are exact in float32 (the default dtype), so both functions agree.

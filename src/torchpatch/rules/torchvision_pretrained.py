@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchpatch.rules._helpers import has_double_star, keyword, literal, replace_node
-from torchpatch.rules.base import SAFE, Fix, Invalid, Rule, Valid
+from torchpatch.rules.base import SAFE, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 #: model (relative to torchvision.models) -> (weights for pretrained=True, weights_backbone for

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule, Valid
+from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 _V2 = "torchvision.transforms.v2"
