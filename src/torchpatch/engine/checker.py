@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-import sys
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -535,10 +534,3 @@ def _prefixes(dotted: str) -> list[str]:
     """'a.b.c' -> ['a.b.c', 'a.b', 'a'] (longest first)."""
     parts = dotted.split(".")
     return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
-
-
-def parse(text: str, filename: str = "<unknown>") -> ast.Module:
-    return ast.parse(text, filename=filename)
-
-
-PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"

@@ -182,13 +182,8 @@ def _place(diagnostic: Diagnostic, locator: Locator, source: Source, path: Path)
         path=path, row=row, column=column, end_row=end_row, end_column=end_column, fix=diagnostic.fix,
         noqa_row=row, source_line=locator.line(row), start=diagnostic.start, end=diagnostic.end,
     )
-    if source.is_notebook:
-        placed = source.cell_of_row(row)
-        if placed is not None:
-            cell, cell_row = placed
-            finding.cell = cell.number
-            finding.end_row = end_row - row + cell_row
-            finding.row = finding.noqa_row = cell_row
+    finding.cell, finding.row, finding.end_row = source.place_rows(row, end_row)
+    finding.noqa_row = finding.row
     return finding
 
 

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from torchpatch.rules import all_rules
 from torchpatch.rules.base import Rule
+from torchpatch.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version
 
 if TYPE_CHECKING:
     from torchpatch.engine.checker import RuleIndex
-from torchpatch.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version
 
 #: TorchFix codes → ours, so ``--select TOR102`` and ``# noqa: TOR102`` keep working.
 TORCHFIX_REDIRECTS: dict[str, tuple[str, ...]] = {}
@@ -79,9 +79,9 @@ class Settings:
         else:
             codes = set()
             for selector in self.select:
-                codes |= _explicit(selector, rules)
+                codes |= expand_selector(selector, rules)
         for selector in self.extend_select:
-            codes |= _explicit(selector, rules)
+            codes |= expand_selector(selector, rules)
         for selector in self.ignore:
             codes -= expand_selector(selector, rules)
         return codes
@@ -111,10 +111,6 @@ class Settings:
         if self.min_torch > self.target:
             raise SelectionError(f"min-torch {self.min_torch} is newer than target-torch {self.target}")
 
-
-def _explicit(selector: str, rules: tuple[type[Rule], ...]) -> set[str]:
-    """Opt-in rules are enabled by ALL, their exact code, or a prefix — like any other rule."""
-    return expand_selector(selector, rules)
 
 
 def _relative(path: Path, root: Path | None) -> str:

@@ -94,6 +94,14 @@ class Source:
                 return cell, row - cell.first_row + 1
         return None
 
+    def place_rows(self, row: int, end_row: int) -> tuple[int | None, int, int]:
+        """(cell number, row, end row) as the user sees them: rows inside the cell for notebooks."""
+        placed = self.cell_of_row(row) if self.is_notebook else None
+        if placed is None:
+            return None, row, end_row
+        cell, cell_row = placed
+        return cell.number, cell_row, end_row - row + cell_row
+
 
 def read_source(path: Path) -> Source:
     data = path.read_bytes()

@@ -73,11 +73,8 @@ def _edit_json(fix: Fix, result: FileResult) -> list[dict]:
     for edit in fix.edits:
         row, column = locator.position(edit.start)
         end_row, end_column = locator.position(edit.end)
-        if source is not None and source.is_notebook:
-            placed = source.cell_of_row(row)
-            if placed is not None:
-                cell, cell_row = placed
-                row, end_row = cell_row, end_row - row + cell_row
+        if source is not None:
+            _, row, end_row = source.place_rows(row, end_row)
         edits.append({
             "content": edit.content,
             "location": {"row": row, "column": column + 1},

@@ -107,3 +107,12 @@ def dotted(expr: ast.AST) -> str | None:
         parts.append(expr.id)
         return ".".join(reversed(parts))
     return None
+
+
+def public_and_defining_names(public_module: str, defined_in: dict[str, str]) -> dict[str, str]:
+    """``{"torch.jit.script": "script", "torch.jit._script.script": "script", ...}``: both spellings of each name."""
+    names = {}
+    for leaf, module in defined_in.items():
+        names[f"{public_module}.{leaf}"] = leaf
+        names[f"{module}.{leaf}"] = leaf
+    return names

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
 from torchpatch.versions import Version
@@ -160,11 +160,3 @@ class Rule:
             tail = f", removed in {cls.removed_in}" if cls.removed_in is not None else ""
             return f"deprecated since PyTorch {cls.deprecated_in}{tail}"
         return f"changed in PyTorch {cls.changed_in}"
-
-
-@dataclass
-class RuleSet:
-    rules: list[Rule] = field(default_factory=list)
-
-    def __iter__(self):
-        return iter(self.rules)

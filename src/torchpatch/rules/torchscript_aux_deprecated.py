@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from torchpatch.rules._helpers import public_and_defining_names
 from torchpatch.rules.base import Invalid, Rule, Valid
 from torchpatch.versions import v
 
@@ -14,14 +15,7 @@ _DEFINED_IN = {
     "set_fusion_strategy": "torch.jit._fuser",
     "interface": "torch.jit._script",
 }
-
-
-def _names() -> dict[str, str]:
-    names = {}
-    for leaf, module in _DEFINED_IN.items():
-        names[f"torch.jit.{leaf}"] = leaf
-        names[f"{module}.{leaf}"] = leaf
-    return names
+_NAMES = public_and_defining_names("torch.jit", _DEFINED_IN)
 
 
 class TorchscriptAuxDeprecated(Rule):
@@ -49,7 +43,7 @@ class TorchscriptAuxDeprecated(Rule):
         "https://docs.pytorch.org/docs/stable/torch.compiler.html",
     )
     catalog_ids = ("jit.aux-deprecated",)
-    references_to = frozenset(_names())
+    references_to = frozenset(_NAMES)
 
     VALID = [
         'import torch\nfut = torch.futures.Future()\n',
@@ -72,7 +66,7 @@ class TorchscriptAuxDeprecated(Rule):
     def check_reference(self, ctx, reference):
         if reference.in_import:
             return
-        leaf = _names()[reference.qualname]
+        leaf = _NAMES[reference.qualname]
         message = (f"`torch.jit.{leaf}` is {self.version_phrase(ctx.target)} (DeprecationWarning) with the rest "
                    "of TorchScript: use `torch.compile` (or `torch.export` + AOTInductor for deployment)")
         yield ctx.diagnostic(reference.node, message)

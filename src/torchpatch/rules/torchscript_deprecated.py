@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from torchpatch.rules._helpers import public_and_defining_names
 from torchpatch.rules.base import Invalid, Rule, Valid
 from torchpatch.versions import v
 
@@ -21,13 +22,7 @@ _DEFINED_IN = {
     "trace": "torch.jit._trace", "trace_module": "torch.jit._trace",
     "save": "torch.jit._serialization", "load": "torch.jit._serialization",
 }
-
-def _names() -> dict[str, str]:
-    names = {}
-    for leaf, module in _DEFINED_IN.items():
-        names[f"torch.jit.{leaf}"] = leaf
-        names[f"{module}.{leaf}"] = leaf
-    return names
+_NAMES = public_and_defining_names("torch.jit", _DEFINED_IN)
 
 
 class TorchscriptDeprecated(Rule):
@@ -59,7 +54,7 @@ class TorchscriptDeprecated(Rule):
         "https://docs.pytorch.org/executorch/stable/getting-started.html",
     )
     catalog_ids = ("jit.core-deprecated", "jit.lite-interpreter")
-    references_to = frozenset(_names())
+    references_to = frozenset(_NAMES)
     methods = frozenset({"_save_for_lite_interpreter"})
 
     VALID = [
@@ -87,7 +82,7 @@ class TorchscriptDeprecated(Rule):
     def check_reference(self, ctx, reference):
         if reference.in_import:
             return
-        leaf = _names()[reference.qualname]
+        leaf = _NAMES[reference.qualname]
         message = (f"`torch.jit.{leaf}` is {self.version_phrase(ctx.target)} (DeprecationWarning; "
                    f"FutureWarning from 2.14): TorchScript is deprecated, use {_ADVICE[leaf]}")
         yield ctx.diagnostic(reference.node, message)
