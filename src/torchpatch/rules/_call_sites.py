@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
-from torchpatch.rules._helpers import _open_paren
+from torchpatch.engine.resolve import chain_root
+from torchpatch.rules._helpers import open_paren, has_starred
 from torchpatch.rules.base import Edit
 
 CALLEE = "callee"  # the function of a call: the call hook handles it
@@ -52,13 +53,8 @@ def reference_role(reference) -> str:
 
 def root_name(expr: ast.AST) -> tuple[str, ...]:
     """The local name a Name/Attribute chain starts from, as an ``obsolete_names`` tuple."""
-    while isinstance(expr, ast.Attribute):
-        expr = expr.value
-    return (expr.id,) if isinstance(expr, ast.Name) else ()
-
-
-def has_starred(call: ast.Call) -> bool:
-    return any(isinstance(arg, ast.Starred) for arg in call.args)
+    root = chain_root(expr)
+    return (root,) if root else ()
 
 
 class Insertions:
@@ -75,7 +71,7 @@ class Insertions:
 
 
 def insert_first_argument(ctx, call: ast.Call, text: str, insertions: Insertions) -> None:
-    position = _open_paren(ctx, call)
+    position = open_paren(ctx, call)
     items = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
     if not items:
         insertions.add(position, text)
@@ -113,7 +109,7 @@ def positional_to_keywords(ctx, call: ast.Call, names: tuple[str, ...], insertio
     """Prefix each positional argument with its parameter name; False when that is impossible."""
     if has_starred(call) or len(call.args) > len(names):
         return False
-    previous = _open_paren(ctx, call)
+    previous = open_paren(ctx, call)
     for argument in call.args:
         # A parenthesized argument starts after its "(": ``f((x))`` cannot take ``name=`` there.
         if "(" in ctx.text[previous:ctx.start(argument)] or isinstance(argument, ast.GeneratorExp):

@@ -27,7 +27,12 @@ def argument(call: ast.Call, name: str, position: int) -> tuple[ast.AST, ast.exp
 
 def has_star_args(call: ast.Call) -> bool:
     """``*args`` or ``**kwargs``: the call's real arguments are not visible."""
-    return any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords)
+    return has_starred(call) or has_double_star(call)
+
+
+def has_starred(call: ast.Call) -> bool:
+    """``*args`` among the positional arguments."""
+    return any(isinstance(arg, ast.Starred) for arg in call.args)
 
 
 def has_double_star(call: ast.Call) -> bool:
@@ -49,7 +54,7 @@ def is_literal(node: ast.AST | None, value) -> bool:
     return type(found) is type(value) and found == value
 
 
-def _open_paren(ctx, call: ast.Call) -> int:
+def open_paren(ctx, call: ast.Call) -> int:
     """Offset just after the call's opening parenthesis."""
     position = ctx.end(call.func)
     index = ctx.text.index("(", position)
@@ -60,7 +65,7 @@ def arguments_end(ctx, call: ast.Call) -> int:
     """Offset just after the last argument (or after the '(' when there is none)."""
     items = [*call.args, *call.keywords]
     if not items:
-        return _open_paren(ctx, call)
+        return open_paren(ctx, call)
     last = max(items, key=lambda node: (node.end_lineno, node.end_col_offset))
     return ctx.end(last)
 
@@ -74,7 +79,7 @@ def add_keyword(ctx, call: ast.Call, text: str) -> Edit:
 
 def add_first_argument(ctx, call: ast.Call, text: str) -> Edit:
     """Insert ``text`` as the first positional argument."""
-    position = _open_paren(ctx, call)
+    position = open_paren(ctx, call)
     separator = ", " if [*call.args, *call.keywords] else ""
     return Edit(position, position, f"{text}{separator}")
 

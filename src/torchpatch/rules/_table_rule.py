@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
+from torchpatch.engine.resolve import chain_root
 from torchpatch.rules.api_table import ApiChange
 from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule
 
@@ -49,10 +50,7 @@ class TableRule(Rule):
         note = ctx.needs_note(row.replacement_since)
         obsolete = ()
         if not reference.in_import and isinstance(reference.node, (ast.Name, ast.Attribute)):
-            root = reference.node
-            while isinstance(root, ast.Attribute):
-                root = root.value
-            obsolete = (root.id,)
+            obsolete = (chain_root(reference.node),)
         return Fix(message=f"Replace with `{row.new}`{note}", edits=edits, applicability=applicability,
                    obsolete_names=obsolete)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchpatch.rules._call_sites import has_starred
+from torchpatch.rules._helpers import has_starred
 from torchpatch.rules._helpers import add_keyword, has_double_star, keyword
 from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchpatch.rules._call_sites import has_starred
+from torchpatch.rules._helpers import has_starred
 from torchpatch.rules._helpers import has_double_star, is_literal, keyword, remove_argument
 from torchpatch.rules.base import SAFE, UNSAFE, Edit, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v
