@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from torchpatch.cli import main
+from torchpatch.frontends.cli import main
 
 GOOD = 'import torch\nstate = torch.load("m.pt")\n'
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from torchpatch.cli import main
+from torchpatch.frontends.cli import main
 
 LOAD = 'import torch\nstate = torch.load("m.pt")\n'
 EXPORT = "import torch\nep = torch.export.export_for_training(m, a, strict=False)\n"

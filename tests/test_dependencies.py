@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from torchpatch.cli import main
+from torchpatch.frontends.cli import main
 from torchpatch.engine.config import min_torch_from_pins
 from torchpatch.engine.dependencies import is_dependency_file, requirements_in
 

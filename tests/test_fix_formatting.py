@@ -7,7 +7,7 @@ import os
 import stat
 from pathlib import Path
 
-from torchpatch.cli import main
+from torchpatch.frontends.cli import main
 
 EXPORT = "torch.export.export_for_training"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from torchpatch.cli import main
+from torchpatch.frontends.cli import main
 from torchpatch.engine.linter import check_file
 from torchpatch.engine.settings import Settings
 

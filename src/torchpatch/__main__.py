@@ -2,6 +2,6 @@
 
 import sys
 
-from torchpatch.cli import main
+from torchpatch.frontends.cli import main
 
 sys.exit(main())

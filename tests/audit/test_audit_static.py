@@ -28,7 +28,7 @@ from make_corpus import (
 from torchpatch.audit.auditor import audit_path, audit_stream
 from torchpatch.audit.names import canonical, python_name
 from torchpatch.audit.weights_only import known_releases, numpy_dtype_class, rules_for
-from torchpatch.cli import main
+from torchpatch.frontends.cli import main
 from torchpatch.versions import Version
 
 V213 = Version(2, 13)
@@ -253,7 +253,7 @@ def test_audit_never_imports_torch(tmp_path) -> None:
     path = tmp_path / "x.pt"
     path.write_bytes(MALICIOUS["mal_nested_load_from_bytes.pt"])
     probe = (
-        "import sys; from torchpatch.cli import main; code = main(['audit', sys.argv[1], '--output-format', 'json']);"
+        "import sys; from torchpatch.frontends.cli import main; code = main(['audit', sys.argv[1], '--output-format', 'json']);"
         "print('TORCH' if 'torch' in sys.modules or 'numpy' in sys.modules else 'CLEAN', code)"
     )
     done = subprocess.run([sys.executable, "-c", probe, str(path)], check=False, capture_output=True, text=True, timeout=60)

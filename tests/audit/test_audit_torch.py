@@ -117,7 +117,7 @@ def test_static_rules_equal_the_installed_torch() -> None:
 
 def test_verify_agrees_with_the_static_verdicts(corpus, capsys) -> None:
     pytest.importorskip("torch")
-    from torchpatch.cli import main
+    from torchpatch.frontends.cli import main
 
     benign = [l["path"] for l in corpus.values() if l["expected"] in ("safe", "needs-allowlist")]
     code = main(["audit", *benign, "--verify", "--output-format", "json", "--torch-version", "2.13"])
@@ -132,7 +132,7 @@ def test_convert_to_safetensors(corpus, tmp_path, capsys) -> None:
     torch = pytest.importorskip("torch")
     from safetensors.torch import load_file
 
-    from torchpatch.cli import main
+    from torchpatch.frontends.cli import main
 
     out = tmp_path / "views.safetensors"
     assert main(["audit", corpus["ok_views.pt"]["path"], "--convert-to-safetensors", str(out)]) == 0

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from torchpatch import platform_facts as facts
-from torchpatch.cli import UsageError
-from torchpatch.doctor import command, probes
+from torchpatch.frontends.cli import UsageError
+from torchpatch.doctor import probes
+from torchpatch.frontends import doctor as command
 from torchpatch.doctor.checks import FINDINGS, diagnose, extension_abi
 from torchpatch.doctor.report import render_full, to_json
 from torchpatch.versions import KNOWN_RELEASES
@@ -203,9 +204,9 @@ def test_bad_recording_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_cli_registers_doctor_with_exit_code_2_on_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
-    from torchpatch import cli
+    from torchpatch.frontends import cli
 
-    assert ("doctor", "torchpatch.doctor.command") in {(name, module) for name, module, _ in cli.COMMANDS}
+    assert ("doctor", "torchpatch.frontends.doctor") in {(name, module) for name, module, _ in cli.COMMANDS}
     assert cli.main(["doctor", "--gpu", "sm_xx"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
 

@@ -33,7 +33,7 @@ def installed_torch() -> Version | None:
 
 def _files(paths: list[str]) -> tuple[list[str], list[str]]:
     """(named files, files found in folders)."""
-    from torchpatch.cli import UsageError
+    from torchpatch.frontends.cli import UsageError
 
     named, found = [], []
     for path in paths:
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         render_sarif,
     )
     from torchpatch.audit.weights_only import known_releases
-    from torchpatch.cli import UsageError
+    from torchpatch.frontends.cli import UsageError
 
     if args.torch_version:
         try:

@@ -18,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from torchpatch.cli import UsageError
+    from torchpatch.frontends.cli import UsageError
 
     if args.all:
         rules = all_rules()

@@ -12,10 +12,10 @@ from torchpatch import __version__
 #: (command, module, one-line help). Each module defines HELP, add_arguments(parser) and run(args) -> exit code;
 #: only the module of the command being run is imported, so ``check`` starts fast.
 COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("check", "torchpatch.commands.check", "Check Python files and notebooks for outdated and unsafe PyTorch usage."),
-    ("rule", "torchpatch.commands.rule", "Explain a rule, or list them all."),
-    ("audit", "torchpatch.audit.command", "Audit checkpoints without loading them."),
-    ("doctor", "torchpatch.doctor.command", "Diagnose the PyTorch install and say what to install."),
+    ("check", "torchpatch.frontends.check", "Check Python files and notebooks for outdated and unsafe PyTorch usage."),
+    ("rule", "torchpatch.frontends.rule", "Explain a rule, or list them all."),
+    ("audit", "torchpatch.frontends.audit", "Audit checkpoints without loading them."),
+    ("doctor", "torchpatch.frontends.doctor", "Diagnose the PyTorch install and say what to install."),
 )
 
 EXIT_CLEAN = 0

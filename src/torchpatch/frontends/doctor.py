@@ -97,7 +97,7 @@ def _parse_target(value: str, usage_error: type[Exception]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from torchpatch.cli import UsageError
+    from torchpatch.frontends.cli import UsageError
     from torchpatch.doctor import probes, report
     from torchpatch.doctor.checks import diagnose
 

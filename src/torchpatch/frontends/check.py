@@ -49,7 +49,7 @@ def _codes(value: str) -> list[str]:
 
 
 def _version_option(value: str, name: str) -> Version:
-    from torchpatch.cli import UsageError
+    from torchpatch.frontends.cli import UsageError
 
     try:
         version = Version.parse(value)
@@ -59,7 +59,7 @@ def _version_option(value: str, name: str) -> Version:
 
 
 def build_settings(args: argparse.Namespace) -> Settings:
-    from torchpatch.cli import UsageError
+    from torchpatch.frontends.cli import UsageError
 
     paths = args.paths or [Path(".")]
     for path in paths:
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     exclude = [*(settings.exclude if settings.exclude is not None else DEFAULT_EXCLUDE), *settings.extend_exclude]
     fixing = args.fix or args.diff
     if args.add_todos and not fixing:
-        from torchpatch.cli import UsageError
+        from torchpatch.frontends.cli import UsageError
 
         raise UsageError("--add-todos writes comments: use it with --fix or --diff")
     results: list[FileResult] = []

@@ -1,1 +1,0 @@
-"""The CLI's subcommands that belong to the linter."""
