@@ -4,23 +4,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from torchpatch.knowledge import table_rows, versions_text
 from torchpatch.rules import all_rules
+from torchpatch.rules.api_table import ApiChange
 from torchpatch.rules.base import SAFE, Invalid, Rule, example_code, example_language
 
 _FIX_WORDS = {None: "No fix.", SAFE: "Safe fix", "unsafe": "Unsafe fix"}
 
 
 def versions_line(rule: type[Rule]) -> str:
-    parts = []
-    if rule.deprecated_in:
-        parts.append(f"deprecated in {rule.deprecated_in}")
-    if rule.changed_in:
-        parts.append(f"changed in {rule.changed_in}")
-    if rule.removed_in:
-        parts.append(f"removed in {rule.removed_in}")
-    if rule.replacement_since:
-        parts.append(f"replacement available since {rule.replacement_since}")
-    return "PyTorch: " + ", ".join(parts)
+    return "PyTorch: " + versions_text(rule)
+
+
+def render_rows_table(rows: list[ApiChange]) -> list[str]:
+    """The API-table rows of a table rule: each with its own versions, replacement and fix."""
+    lines = ["| old | new | deprecated | removed | new since | fix | note |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for row in rows:
+        cells = [f"`{row.old}`", f"`{row.new}`" if row.new else "—", str(row.deprecated_in or ""),
+                 str(row.removed_in or ""), str(row.replacement_since or ""),
+                 row.fix if row.new and row.fix != "none" else "none", row.note.replace("|", "\\|")]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def render_rule_page(rule: type[Rule]) -> str:
@@ -40,6 +44,10 @@ def render_rule_page(rule: type[Rule]) -> str:
             lines += ["Use instead:", ""]
             for example in fixed[:3]:
                 lines += [f"```{example_language(example)}", example_code(example.fixed).rstrip("\n"), "```", ""]
+    rows = table_rows(rule)
+    if rows:
+        lines += ["## APIs", "", f"The {len(rows)} rows of the API table this rule serves, oldest change first:", ""]
+        lines += render_rows_table(rows) + [""]
     lines += ["## Fix safety", ""]
     if rule.fix_safety is None:
         lines.append("This rule has no automatic fix: the change needs a human decision.")
@@ -58,7 +66,8 @@ def render_rule_table() -> str:
     lines = ["| code | name | summary | since | fix |", "| --- | --- | --- | --- | --- |"]
     for rule in all_rules():
         fix = {None: "", SAFE: "safe", "unsafe": "unsafe"}[rule.fix_safety]
-        lines.append(f"| {rule.code} | [{rule.name}]({rule.name}.md) | {rule.summary} | {rule.since()} | {fix} |")
+        since = "per API" if table_rows(rule) else rule.since()
+        lines.append(f"| {rule.code} | [{rule.name}]({rule.name}.md) | {rule.summary} | {since} | {fix} |")
     return "\n".join(lines) + "\n"
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from torchpatch.docs import render_rule_page, versions_line
+from torchpatch.docs import render_rule_page
+from torchpatch.knowledge import rule_metadata
 from torchpatch.rules import all_rules, rule_by_code_or_name
 
 HELP = "Explain a rule (by code, name or TorchFix code), or list them all."
@@ -41,12 +42,5 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _rule_json(rule) -> dict:
-    return {
-        "code": rule.code, "name": rule.name, "summary": rule.summary, "versions": versions_line(rule),
-        "deprecated_in": str(rule.deprecated_in) if rule.deprecated_in else None,
-        "removed_in": str(rule.removed_in) if rule.removed_in else None,
-        "changed_in": str(rule.changed_in) if rule.changed_in else None,
-        "replacement_since": str(rule.replacement_since) if rule.replacement_since else None,
-        "fix": rule.fix_safety, "url": rule.url(), "explanation": render_rule_page(rule),
-        "torchfix_codes": list(rule.torchfix_codes), "opt_in": rule.opt_in,
-    }
+    """The rule's metadata (a table rule with its rows, each with its versions), plus its rendered page."""
+    return {**rule_metadata(rule), "explanation": render_rule_page(rule)}

@@ -1,0 +1,413 @@
+"""One view of everything torchpatch knows: rules, API-table rows and platform facts as dated changes."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from torchpatch import platform_facts
+from torchpatch.rules import all_rules
+from torchpatch.rules._table_rule import TableRule
+from torchpatch.rules.api_table import ApiChange
+from torchpatch.rules.base import SAFE, Invalid, Rule, example_code, example_filename
+from torchpatch.versions import KNOWN_RELEASES, Version
+
+#: Areas, in reading order: key → (title, what it covers).
+AREAS: dict[str, tuple[str, str]] = {
+    "serialization": ("Serialization and security",
+                      "torch.load and weights_only, safe globals, torch.hub trust, object collectives, advisories"),
+    "compile": ("Compile and attention",
+                "torch.compile, Dynamo, Inductor, FlexAttention, SDPA, varlen attention, TF32"),
+    "export": ("Export, ONNX, TorchScript and quantization",
+               "torch.export, torch.onnx.export, TorchScript, PT2E and eager quantization"),
+    "distributed": ("Distributed",
+                    "FSDP, DTensor, DCP, DDP, process groups, symmetric memory, pipelining"),
+    "platforms": ("Platforms and wheels",
+                  "Python range, CUDA builds and GPU architectures, C++ ABI, extensions, MAGMA, accelerators"),
+    "core": ("Core APIs and domain libraries",
+             "AMP, autograd, storages, nn, optim, linalg, profiler, data loading, torchvision"),
+}
+
+_CATALOG_AREAS = {
+    "sec": "serialization", "ser": "serialization",
+    "compile": "compile", "attn": "compile",
+    "export": "export", "onnx": "export", "quant": "export", "jit": "export",
+    "dist": "distributed",
+    "plat": "platforms", "cpp": "platforms",
+}
+
+#: NVIDIA GPU generation of a compute-capability major.minor, for readable architecture lists.
+_GENERATIONS = {(3, 7): "Kepler", (5, 0): "Maxwell", (6, 0): "Pascal", (7, 0): "Volta", (7, 5): "Turing",
+                (8, 0): "Ampere", (8, 6): "Ampere", (8, 9): "Ada", (9, 0): "Hopper", (10, 0): "Blackwell",
+                (12, 0): "Blackwell"}
+
+
+def area_of_catalog(catalog_id: str) -> str:
+    return _CATALOG_AREAS.get(catalog_id.split(".", 1)[0], "core")
+
+
+def rule_area(rule: type[Rule]) -> str:
+    ids = rule.catalog_ids
+    if ids:
+        return area_of_catalog(ids[0])
+    return "core"
+
+
+def is_table_rule(rule: type[Rule]) -> bool:
+    return issubclass(rule, TableRule)
+
+
+def table_rows(rule: type[Rule]) -> list[ApiChange]:
+    """The API-table rows a table rule serves, oldest change first; [] for other rules."""
+    if not is_table_rule(rule):
+        return []
+    return sorted(rule.rows.values(), key=lambda row: (row.since, row.old))
+
+
+def generation(cap: tuple[int, int]) -> str:
+    name = _GENERATIONS.get(cap)
+    text = platform_facts.capability_text(cap)
+    return f"{text} ({name})" if name else text
+
+
+@dataclass(frozen=True)
+class Change:
+    """One dated change PyTorch made, and how torchpatch handles it."""
+
+    key: str  # stable id: "TP220", "TP101:torch.export.export_for_training", "platform:2.11:python"
+    source: str  # "rule", "api-table" or "platform"
+    area: str
+    title: str  # one line that names the version
+    action: str  # what to do
+    events: tuple[tuple[Version, str], ...]  # (release, "deprecated" | "removed" | "changed")
+    code: str | None = None  # the rule that finds it in code
+    name: str | None = None
+    old: str | None = None
+    new: str | None = None
+    replacement_since: Version | None = None
+    fix: str | None = None  # "safe", "unsafe" or None (no automatic fix)
+    fix_note: str = ""
+    note: str = ""
+    url: str | None = None
+    catalog: tuple[str, ...] = ()
+    verified: bool = True  # platform rows: checked against a real wheel
+    detected: bool = True  # torchpatch check finds it in code or dependency files
+    old_example: str | None = field(default=None, compare=False)
+    new_example: str | None = field(default=None, compare=False)
+
+    @property
+    def version(self) -> Version:
+        return min(version for version, _ in self.events)
+
+    def events_between(self, after: Version, up_to: Version) -> list[tuple[Version, str]]:
+        return [(version, what) for version, what in self.events if after < version <= up_to]
+
+    def handling(self) -> str:
+        """"safe fix", "unsafe fix", "manual" (found, no fix) or "not detected"."""
+        if not self.detected:
+            return "not detected"
+        if self.fix == SAFE:
+            return "safe fix"
+        if self.fix == "unsafe":
+            return "unsafe fix"
+        return "manual"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key, "source": self.source, "area": self.area, "title": self.title,
+            "action": self.action,
+            "events": [{"version": str(version), "kind": what} for version, what in self.events],
+            "code": self.code, "name": self.name, "old": self.old, "new": self.new,
+            "replacement_since": _text(self.replacement_since), "fix": self.fix, "fix_note": self.fix_note,
+            "handling": self.handling(), "note": self.note, "url": self.url, "catalog": list(self.catalog),
+            "verified": self.verified,
+        }
+
+
+def _text(version: Version | None) -> str | None:
+    return str(version) if version is not None else None
+
+
+def _events(deprecated: Version | None, changed: Version | None, removed: Version | None) -> tuple:
+    events = [(deprecated, "deprecated"), (changed, "changed"), (removed, "removed")]
+    return tuple((version, what) for version, what in events if version is not None)
+
+
+def example_pair(rule: type[Rule]) -> tuple[str | None, str | None]:
+    """(outdated, fixed) Python code from the rule's examples; the fixed form is one that passes every rule."""
+    from pathlib import Path
+
+    from torchpatch.engine.linter import ParseFailure, lint_text
+    from torchpatch.engine.settings import Settings
+
+    settings = Settings(select=["ALL"])
+    python = [example for example in rule.INVALID if example_filename(example).endswith(".py")]
+    for example in python:
+        if not isinstance(example, Invalid) or not example.fixed:
+            continue
+        text = example_code(example.fixed)
+        try:
+            if not lint_text(text, Path("snippet.py"), settings):
+                return example_code(example), text
+        except ParseFailure:
+            continue
+    return (example_code(python[0]) if python else None), None
+
+
+def _rule_change(rule: type[Rule]) -> Change:
+    old, fixed = example_pair(rule)
+    action = rule.fix_safety_note or rule.summary
+    return Change(
+        key=rule.code, source="rule", area=rule_area(rule), title=f"{rule.summary} ({rule.code})",
+        action=action, events=_events(rule.deprecated_in, rule.changed_in, rule.removed_in),
+        code=rule.code, name=rule.name, replacement_since=rule.replacement_since, fix=rule.fix_safety,
+        fix_note=rule.fix_safety_note, url=rule.url(), catalog=tuple(rule.catalog_ids),
+        old_example=old, new_example=fixed,
+    )
+
+
+def row_title(row: ApiChange) -> str:
+    phrase = row.phrase(KNOWN_RELEASES[-1])
+    return f"`{row.old}` is {phrase}" + (f"; use `{row.new}`" if row.new else "")
+
+
+def row_action(row: ApiChange) -> str:
+    if row.new:
+        action = f"Use `{row.new}`"
+        if row.replacement_since:
+            action += f" (exists since PyTorch {row.replacement_since})"
+    else:
+        action = "Remove the use: there is no replacement"
+    return action + (f"; {row.note}" if row.note else "") + "."
+
+
+def _row_change(rule: type[Rule], row: ApiChange) -> Change:
+    fix = None
+    if row.new and row.fix != "none":
+        fix = "unsafe" if row.fix == "unsafe" else SAFE
+    return Change(
+        key=f"{rule.code}:{row.old}", source="api-table", area=area_of_catalog(row.catalog), title=row_title(row),
+        action=row_action(row), events=_events(row.deprecated_in, None, row.removed_in), code=rule.code,
+        name=rule.name, old=row.old, new=row.new, replacement_since=row.replacement_since, fix=fix,
+        fix_note=("same behaviour; the fix is unsafe when your minimum torch predates the replacement"
+                  if fix == SAFE else ("review needed" if fix else "")),
+        note=row.note, url=rule.url(), catalog=(row.catalog,), old_example=row.example, new_example=row.fixed,
+    )
+
+
+def _arch_list(archs) -> str:
+    return ", ".join(generation(cap) for cap in archs)
+
+
+def _platform_changes() -> list[Change]:
+    changes: list[Change] = []
+    releases = platform_facts.releases()
+    index = "https://download.pytorch.org/whl"
+    for previous, current in zip(releases, releases[1:]):
+        version = current.version
+        prefix = f"platform:{version}"
+
+        def add(suffix: str, title: str, action: str, note: str = "", verified: bool = True, detected=False,
+                code=None) -> None:
+            changes.append(Change(key=f"{prefix}:{suffix}", source="platform", area="platforms", title=title,
+                                  action=action, events=((version, "changed"),), note=note, verified=verified,
+                                  detected=detected, code=code, url=None, catalog=()))
+
+        if current.python_min != previous.python_min:
+            old_text = previous.python_range_text
+            add("python-min", f"PyTorch {version} wheels need Python {current.python_min[0]}.{current.python_min[1]} "
+                f"or newer (Python {current.python_range_text}; {previous.version} supported {old_text})",
+                f"Move to Python {current.python_min[0]}.{current.python_min[1]}+ before installing torch {version}; "
+                f"`torchpatch doctor --python X.Y --target-torch {version}` checks a machine.")
+        if current.python_max != previous.python_max:
+            add("python-max", f"PyTorch {version} has wheels up to Python {current.python_max[0]}.{current.python_max[1]} "
+                f"(Python {current.python_range_text}; {previous.version}: {previous.python_range_text})",
+                f"Python {current.python_max[0]}.{current.python_max[1]} can be used from torch {version}.")
+        if current.pypi_default != previous.pypi_default:
+            build = current.build(current.pypi_default)
+            archs = f"; its GPU kernels: {_arch_list(build.archs)}" if build and build.archs else ""
+            add("pypi-default", f"`pip install torch=={version}` from PyPI gets the {current.pypi_default} build "
+                f"({previous.version}: {previous.pypi_default}){archs}",
+                f"Check the driver and GPU before upgrading; for an older GPU or driver install an explicit "
+                f"build: `pip install torch=={current.latest_patch} --index-url {index}/<tag>` "
+                f"(`torchpatch doctor --gpu sm_XY --target-torch {version}` picks the tag).",
+                verified=build.verified if build else True)
+        if current.cxx11_abi != previous.cxx11_abi:
+            abi = "CXX11 ABI (`_GLIBCXX_USE_CXX11_ABI=1`)" if current.cxx11_abi else "pre-CXX11 ABI"
+            add("cxx11-abi", f"PyPI wheels of PyTorch {version} use the {abi}",
+                "Rebuild C++ and CUDA extensions against this torch; prebuilt extension wheels for older "
+                "torch fail to load with undefined symbols.", note=current.note)
+        if current.platform_tag != previous.platform_tag:
+            add("platform-tag", f"PyTorch {version} wheels are tagged `{current.platform_tag}` "
+                f"({previous.version}: `{previous.platform_tag}`)",
+                "Older Linux distributions whose glibc is below the tag's cannot install the wheel.")
+        before = {build.tag: build for build in previous.builds}
+        after = {build.tag: build for build in current.builds}
+        for tag in sorted(set(before) - set(after)):
+            add(f"build-{tag}-gone", f"PyTorch {version} ships no {tag} build ({previous.version} did)",
+                f"Pick another build for torch {version}, or stay on {previous.version} for {tag}.",
+                verified=before[tag].verified)
+        for tag in sorted(set(after) - set(before)):
+            build = after[tag]
+            archs = f" with kernels for {_arch_list(build.archs)}" if build.archs else ""
+            add(f"build-{tag}-new", f"PyTorch {version} adds a {tag} build{archs}",
+                f"Install it with `--index-url {index}/{tag}`.", verified=build.verified)
+        for tag in sorted(set(before) & set(after)):
+            old_archs, new_archs = set(before[tag].archs), set(after[tag].archs)
+            dropped = sorted(old_archs - new_archs)
+            verified = before[tag].verified and after[tag].verified
+            if dropped:
+                add(f"build-{tag}-archs", f"PyTorch {version} {tag} builds drop {_arch_list(dropped)} "
+                    f"(they start at {platform_facts.capability_text(min(new_archs))})",
+                    f"On those GPUs use a build that still has their kernels "
+                    f"(`torchpatch doctor --gpu {platform_facts.capability_text(dropped[0])} --target-torch {version}`).",
+                    note=after[tag].note, verified=verified)
+    for advisory in platform_facts.cves():
+        fixed = Version.parse(advisory.fixed)
+        alias = f" ({advisory.alias})" if advisory.alias else ""
+        changes.append(Change(
+            key=f"advisory:{advisory.id}", source="platform", area="serialization",
+            title=f"{advisory.id}{alias}: {advisory.summary}; fixed in torch {advisory.fixed}",
+            action=f"Require torch>={advisory.fixed}.", events=((fixed, "changed"),), code="TP304",
+            name="vulnerable-torch-pin", note=f"source: {advisory.source}",
+            detected=advisory.severity == "error", catalog=()))
+    return changes
+
+
+@lru_cache(maxsize=1)
+def all_changes() -> tuple[Change, ...]:
+    """Every change torchpatch knows, oldest first: rules, then API-table rows, then platform facts."""
+    changes: list[Change] = []
+    for rule in all_rules():
+        if is_table_rule(rule):
+            changes.extend(_row_change(rule, row) for row in table_rows(rule))
+        else:
+            changes.append(_rule_change(rule))
+    changes.extend(_platform_changes())
+    return tuple(sorted(changes, key=lambda change: (change.version, change.area, change.key)))
+
+
+def changes_between(after: Version, up_to: Version, area: str | None = None) -> list[Change]:
+    """Changes with an event in the releases after ``after`` up to and including ``up_to``."""
+    return [change for change in all_changes()
+            if change.events_between(after, up_to) and (area is None or change.area == area)]
+
+
+def changes_in(release: Version) -> list[tuple[Change, str]]:
+    """(change, what happened) for every event in one release."""
+    return [(change, what) for change in all_changes() for version, what in change.events if version == release]
+
+
+def change_for_finding(code: str, message: str) -> Change | None:
+    """The change a ``torchpatch check`` finding reports: its rule, or for table rules its row."""
+    candidates = [change for change in all_changes() if change.code == code and change.source != "platform"]
+    if len(candidates) == 1:
+        return candidates[0]
+    named = re.match(r"`([^`]+)`", message)
+    if named:
+        return next((change for change in candidates if change.old == named.group(1)), None)
+    return None
+
+
+# -- search --------------------------------------------------------------------------------------
+_STOPWORDS = frozenset("a an and are by can do does for from how i in is it my of on or replaced replaces "
+                       "replacement the to use used what when where which why with instead new old now".split())
+
+
+def _terms(query: str) -> list[str]:
+    return [term for term in re.findall(r"[A-Za-z0-9_.]+", query.lower().strip(" ?."))
+            if term.strip(".") and term not in _STOPWORDS]
+
+
+def _rule_haystack(rule: type[Rule]) -> tuple[str, str]:
+    names = " ".join(sorted(rule.calls | rule.references_to | rule.methods)).lower()
+    words = " ".join((rule.code, rule.name, rule.summary, rule.prose(), " ".join(rule.catalog_ids))).lower()
+    return names, words
+
+
+def search(query: str, limit: int = 20) -> list[dict[str, Any]]:
+    """Rules and API-table rows whose names, old/new APIs or messages match the query, best first."""
+    terms = [term.strip(".") for term in _terms(query)]
+    if not terms:
+        return []
+    scored: list[tuple[int, str, dict[str, Any]]] = []
+    for rule in all_rules():
+        if is_table_rule(rule):
+            continue
+        names, words = _rule_haystack(rule)
+        score = sum(5 if term in names else (2 if term in words else 0) for term in terms)
+        if score:
+            scored.append((score, rule.code, {"kind": "rule", **rule_metadata(rule, with_rows=False)}))
+    for change in all_changes():
+        if change.source != "api-table":
+            continue
+        names = f"{change.old} {change.new or ''}".lower()
+        words = f"{change.title} {change.note} {' '.join(change.catalog)}".lower()
+        score = sum(5 if term in names else (2 if term in words else 0) for term in terms)
+        if score:
+            scored.append((score, change.key, {"kind": "api-change", **change.as_json()}))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [entry for _, _, entry in scored[:limit]]
+
+
+# -- the one export -------------------------------------------------------------------------------
+def row_json(row: ApiChange) -> dict[str, Any]:
+    return {
+        "old": row.old, "new": row.new, "kind": row.kind, "deprecated_in": _text(row.deprecated_in),
+        "removed_in": _text(row.removed_in), "replacement_since": _text(row.replacement_since),
+        "fix": row.fix, "note": row.note, "catalog": row.catalog, "new_module": row.new_module,
+        "area": area_of_catalog(row.catalog), "example": row.example, "fixed": row.fixed,
+    }
+
+
+def versions_text(rule: type[Rule]) -> str:
+    """"deprecated in 2.6, replacement available since 2.6"; for table rules, the span of their rows."""
+    rows = table_rows(rule)
+    if rows:
+        kinds = []
+        deprecated = sorted({row.deprecated_in for row in rows if row.deprecated_in is not None})
+        removed = sorted({row.removed_in for row in rows if row.removed_in is not None})
+        if deprecated:
+            kinds.append(f"deprecated in {_span(deprecated)}")
+        if removed:
+            kinds.append(f"removed in {_span(removed)}")
+        return f"per API ({len(rows)} rows: " + ", ".join(kinds) + "; each row gives its own versions)"
+    parts = []
+    if rule.deprecated_in:
+        parts.append(f"deprecated in {rule.deprecated_in}")
+    if rule.changed_in:
+        parts.append(f"changed in {rule.changed_in}")
+    if rule.removed_in:
+        parts.append(f"removed in {rule.removed_in}")
+    if rule.replacement_since:
+        parts.append(f"replacement available since {rule.replacement_since}")
+    return ", ".join(parts)
+
+
+def _span(versions: list[Version]) -> str:
+    return str(versions[0]) if len(versions) == 1 else f"{versions[0]}–{versions[-1]}"
+
+
+def rule_metadata(rule: type[Rule], with_rows: bool = True) -> dict[str, Any]:
+    """Everything a rule declares, as JSON; a table rule carries its rows (each with its own versions)."""
+    table = is_table_rule(rule)
+    entry: dict[str, Any] = {
+        "code": rule.code, "name": rule.name, "summary": rule.summary,
+        "area": None if table else rule_area(rule),  # a table rule's rows each have an area
+        "versions": "PyTorch: " + versions_text(rule),
+        # A table rule has no versions of its own: each row has them.
+        "deprecated_in": None if table else _text(rule.deprecated_in),
+        "changed_in": None if table else _text(rule.changed_in),
+        "removed_in": None if table else _text(rule.removed_in),
+        "replacement_since": None if table else _text(rule.replacement_since),
+        "fix": rule.fix_safety, "fix_safety_note": rule.fix_safety_note, "url": rule.url(),
+        "references": list(rule.references), "torchfix_codes": list(rule.torchfix_codes),
+        "catalog_ids": list(rule.catalog_ids), "opt_in": rule.opt_in,
+        "watches": {"calls": sorted(rule.calls), "references": sorted(rule.references_to),
+                    "methods": sorted(rule.methods), "dependencies": sorted(rule.dependencies)},
+    }
+    if table and with_rows:
+        entry["rows"] = [row_json(row) for row in table_rows(rule)]
+    return entry
