@@ -158,9 +158,9 @@ def example_pair(rule: type[Rule]) -> tuple[str | None, str | None]:
 
 def _rule_change(rule: type[Rule]) -> Change:
     old, fixed = example_pair(rule)
-    action = rule.fix_safety_note or rule.summary
+    action = rule.fix_safety_note or f"Review by hand: `torchpatch rule {rule.code}` explains what to do."
     return Change(
-        key=rule.code, source="rule", area=rule_area(rule), title=f"{rule.summary} ({rule.code})",
+        key=rule.code, source="rule", area=rule_area(rule), title=rule.summary,
         action=action, events=_events(rule.deprecated_in, rule.changed_in, rule.removed_in),
         code=rule.code, name=rule.name, replacement_since=rule.replacement_since, fix=rule.fix_safety,
         fix_note=rule.fix_safety_note, url=rule.url(), catalog=tuple(rule.catalog_ids),
@@ -178,9 +178,10 @@ def row_action(row: ApiChange) -> str:
         action = f"Use `{row.new}`"
         if row.replacement_since:
             action += f" (exists since PyTorch {row.replacement_since})"
-    else:
-        action = "Remove the use: there is no replacement"
-    return action + (f"; {row.note}" if row.note else "") + "."
+        return action + (f"; {row.note}" if row.note else "") + "."
+    if row.note:
+        return f"No drop-in replacement: {row.note}."
+    return "Remove the use: there is no replacement."
 
 
 def _row_change(rule: type[Rule], row: ApiChange) -> Change:
