@@ -1,4 +1,4 @@
-"""Command-line front end: ``torchpatch check|rule|audit|doctor``."""
+"""Command-line front end: ``torchpatch check|rule|audit|doctor|changes|skill|mcp``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,9 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("rule", "torchpatch.frontends.rule", "Explain a rule, or list them all."),
     ("audit", "torchpatch.frontends.audit", "Audit checkpoints without loading them."),
     ("doctor", "torchpatch.frontends.doctor", "Diagnose the PyTorch install and say what to install."),
+    ("changes", "torchpatch.frontends.changes", "Upgrade report: what changed between two releases, and what hits this project."),
+    ("skill", "torchpatch.frontends.skill", "Write the knowledge as an Agent Skill for coding agents."),
+    ("mcp", "torchpatch.frontends.mcp_server", "Serve the knowledge and the checker to coding agents over MCP (stdio)."),
 )
 
 EXIT_CLEAN = 0

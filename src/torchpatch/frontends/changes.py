@@ -1,0 +1,235 @@
+"""``torchpatch changes FROM TO [PATHS]``: the upgrade report, for a release pair and optionally a project."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from torchpatch.knowledge import AREAS, Change, change_for_finding, changes_between
+from torchpatch.versions import KNOWN_RELEASES, Version
+
+HELP = ("An upgrade report: every change between two PyTorch releases (rules, API table, platform facts) by area, "
+        "with what to do and whether torchpatch fixes it; with PATHS, only what hits that project.")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("from_version", metavar="FROM", help="the release you are on, e.g. 2.6")
+    parser.add_argument("to_version", metavar="TO", help="the release you move to, e.g. 2.11")
+    parser.add_argument("paths", nargs="*", type=Path, metavar="PATHS",
+                        help="files or folders to check (the report then lists what hits them)")
+    parser.add_argument("--output-format", choices=("md", "json"), default="md", help="Markdown (default) or JSON")
+    parser.add_argument("--area", choices=tuple(AREAS), help="only this area")
+    parser.add_argument("--min-torch", metavar="X.Y",
+                        help="oldest release the code must still run on while it moves (default: FROM); decides which fixes are safe")
+
+
+def parse_release(text: str, what: str) -> Version:
+    from torchpatch.frontends.cli import UsageError
+
+    try:
+        version = Version.parse(text)
+    except ValueError as error:
+        raise UsageError(f"{what}: {error}") from None
+    if version not in KNOWN_RELEASES:
+        raise UsageError(f"{what} {text}: torchpatch knows PyTorch {KNOWN_RELEASES[0]}–{KNOWN_RELEASES[-1]}")
+    return version
+
+
+@dataclass
+class RuleHits:
+    """The findings of one change (a rule, or one API-table row) in the project."""
+
+    change: Change | None
+    code: str
+    label: str
+    findings: int = 0
+    safe: int = 0
+    unsafe: int = 0
+    manual: int = 0
+    files: Counter = field(default_factory=Counter)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"code": self.code, "change": self.change.key if self.change else None, "label": self.label,
+                "findings": self.findings, "safe_fixes": self.safe, "unsafe_fixes": self.unsafe,
+                "manual": self.manual, "files": dict(sorted(self.files.items()))}
+
+
+@dataclass
+class ProjectReport:
+    paths: list[str]
+    min_torch: Version
+    files_checked: int = 0
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+    hits: dict[str, RuleHits] = field(default_factory=dict)  # in the window FROM < release <= TO
+    earlier: dict[str, RuleHits] = field(default_factory=dict)  # changes at or before FROM, still in the code
+
+    def totals(self, hits: dict[str, RuleHits]) -> dict[str, int]:
+        return {"findings": sum(h.findings for h in hits.values()), "safe_fixes": sum(h.safe for h in hits.values()),
+                "unsafe_fixes": sum(h.unsafe for h in hits.values()), "manual": sum(h.manual for h in hits.values()),
+                "files": len({name for h in hits.values() for name in h.files})}
+
+
+def check_project(paths: list[Path], start: Version, target: Version, min_torch: Version) -> ProjectReport:
+    """Run the checker over the paths for ``target`` and sort its findings by the change they report."""
+    from torchpatch.engine.discover import DEFAULT_EXCLUDE, discover
+    from torchpatch.engine.linter import check_file, fix_allowed
+    from torchpatch.frontends.check import build_settings
+
+    options = argparse.Namespace(paths=paths, isolated=False, config=None, select=None, extend_select=[], ignore=[],
+                                 target_torch=str(target), min_torch=str(min_torch))
+    settings = build_settings(options)
+    exclude = [*(settings.exclude if settings.exclude is not None else DEFAULT_EXCLUDE), *settings.extend_exclude]
+    report = ProjectReport(paths=[str(path) for path in paths], min_torch=settings.min_torch)
+    for path in discover(paths, exclude, settings.project_root):
+        result = check_file(path, settings)
+        report.files_checked += 1
+        shown = _display(path)
+        if result.error is not None:
+            report.unreadable.append((shown, result.error))
+            continue
+        for finding in result.findings:
+            change = change_for_finding(finding.code, finding.message)
+            in_window = change is None or bool(change.events_between(start, target))
+            bucket = report.hits if in_window else report.earlier
+            key = change.key if change else finding.code
+            label = change.title if change else finding.message
+            hits = bucket.setdefault(key, RuleHits(change, finding.code, label))
+            hits.findings += 1
+            hits.files[shown] += 1
+            if finding.fix is None:
+                hits.manual += 1
+            elif fix_allowed(finding.fix, False):
+                hits.safe += 1
+            else:
+                hits.unsafe += 1
+    return report
+
+
+def _display(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def run(args: argparse.Namespace) -> int:
+    from torchpatch.frontends.cli import UsageError
+
+    start = parse_release(args.from_version, "FROM")
+    target = parse_release(args.to_version, "TO")
+    if start >= target:
+        raise UsageError(f"FROM {start} must be older than TO {target}")
+    for path in args.paths:
+        if not path.exists():
+            raise UsageError(f"{path}: no such file or directory")
+    min_torch = parse_release(args.min_torch, "--min-torch") if args.min_torch else start
+    changes = changes_between(start, target, args.area)
+    project = check_project(args.paths, start, target, min_torch) if args.paths else None
+    if args.output_format == "json":
+        print(json.dumps(report_json(start, target, changes, project), indent=2, ensure_ascii=False))
+    else:
+        print(render_markdown(start, target, changes, project, args.area), end="")
+    return 0
+
+
+# -- rendering -------------------------------------------------------------------------------------
+def report_json(start: Version, target: Version, changes: list[Change], project: ProjectReport | None) -> dict:
+    data: dict[str, Any] = {"from": str(start), "to": str(target), "changes": [change.as_json() for change in changes]}
+    if project is not None:
+        data["project"] = {
+            "paths": project.paths, "min_torch": str(project.min_torch), "files_checked": project.files_checked,
+            "totals": project.totals(project.hits),
+            "hits": [hits.as_json() for hits in _ordered(project.hits)],
+            "earlier": [hits.as_json() for hits in _ordered(project.earlier)],
+            "not_checked": [{"file": name, "reason": reason} for name, reason in project.unreadable],
+        }
+    return data
+
+
+def _ordered(hits: dict[str, RuleHits]) -> list[RuleHits]:
+    return sorted(hits.values(), key=lambda h: (-h.findings, h.code, h.label))
+
+
+def _handling(change: Change) -> str:
+    return {"safe fix": "safe fix", "unsafe fix": "unsafe fix (review)", "manual": "found, fix by hand",
+            "not detected": "not found by check"}[change.handling()]
+
+
+def _change_line(change: Change, start: Version, target: Version) -> str:
+    when = ", ".join(f"{what} in {version}" for version, what in change.events_between(start, target))
+    code = f"{change.code} " if change.code else ""
+    checked = "" if change.verified else " (not checked against a wheel)"
+    return f"- **{when}**: {change.title}{checked}. {change.action} — *{code}{_handling(change)}*"
+
+
+def render_markdown(start: Version, target: Version, changes: list[Change], project: ProjectReport | None,
+                    area: str | None = None) -> str:
+    lines: list[str] = []
+    if project is not None:
+        lines += _render_project(start, target, project)
+    counts = Counter(change.handling() for change in changes)
+    title = f"Every change from PyTorch {start} to {target}" if project else f"PyTorch {start} → {target}: what changes"
+    lines += [f"{'##' if project else '#'} {title}" + (f" ({AREAS[area][0]})" if area else ""), "",
+              f"{len(changes)} changes: {counts['safe fix']} with a safe fix, {counts['unsafe fix']} with an unsafe fix, "
+              f"{counts['manual']} found but fixed by hand, {counts['not detected']} that `torchpatch check` cannot see "
+              "(platform and wheel facts: check the machine with `torchpatch doctor`).", ""]
+    by_area: dict[str, list[Change]] = defaultdict(list)
+    for change in changes:
+        by_area[change.area].append(change)
+    level = "###" if project else "##"
+    for key, (title_text, _) in AREAS.items():
+        if by_area.get(key):
+            lines += [f"{level} {title_text}", ""]
+            lines += [_change_line(change, start, target) for change in by_area[key]]
+            lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _render_project(start: Version, target: Version, project: ProjectReport) -> list[str]:
+    where = " ".join(project.paths)
+    totals = project.totals(project.hits)
+    lines = [f"# Upgrading {where} from PyTorch {start} to {target}", "",
+             f"Checked {project.files_checked} files for PyTorch {target}, keeping them working on "
+             f"{project.min_torch} (safe fixes keep behaviour on every release in between)."]
+    if not project.hits:
+        lines += ["", f"No change between {start} and {target} hits this code.", ""]
+    else:
+        lines += ["", f"**{totals['findings']} findings in {totals['files']} files** for changes between {start} and "
+                  f"{target}: **{totals['safe_fixes']} safe fixes**, {totals['unsafe_fixes']} unsafe fixes to review, "
+                  f"{totals['manual']} to fix by hand.", "",
+                  "| rule | change | findings | safe | unsafe | by hand | files |", "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
+        for hits in _ordered(project.hits):
+            files = ", ".join(f"`{name}`" + (f" ×{count}" if count > 1 else "") for name, count in sorted(hits.files.items()))
+            lines.append(f"| {hits.code} | {hits.label.replace('|', '/')} | {hits.findings} | {hits.safe} | "
+                         f"{hits.unsafe} | {hits.manual} | {files} |")
+        lines += ["", "### What to do", ""]
+        paths = " ".join(project.paths)
+        versions = f"--target-torch {target} --min-torch {project.min_torch}"
+        step = 1
+        if totals["safe_fixes"]:
+            lines.append(f"{step}. `torchpatch check --fix {versions} {paths}` applies the {totals['safe_fixes']} safe fixes.")
+            step += 1
+        if totals["unsafe_fixes"]:
+            lines.append(f"{step}. `torchpatch check --diff --unsafe-fixes {versions} {paths}` shows the "
+                         f"{totals['unsafe_fixes']} unsafe fixes; apply the ones you accept with `--fix --unsafe-fixes`.")
+            step += 1
+        if totals["manual"]:
+            manual = sorted({hits.code for hits in project.hits.values() if hits.manual})
+            lines.append(f"{step}. Fix the {totals['manual']} others by hand ({', '.join(manual)}; "
+                         "`torchpatch rule CODE` explains each; `--fix --add-todos` marks them in the code).")
+            step += 1
+        lines.append(f"{step}. Check the machines: `torchpatch doctor --target-torch {target}` (wheels, CUDA, Python below).")
+    if project.earlier:
+        earlier = project.totals(project.earlier)
+        lines += ["", f"### Already outdated at {start}", "",
+                  f"{earlier['findings']} findings for changes at or before {start} ({earlier['safe_fixes']} safe fixes):", ""]
+        for hits in _ordered(project.earlier):
+            lines.append(f"- {hits.code} {hits.label}: {hits.findings} in {len(hits.files)} files")
+    if project.unreadable:
+        lines += ["", "### Files not checked", ""]
+        lines += [f"- `{name}`: {reason}" for name, reason in project.unreadable]
+    return lines + [""]

@@ -1,0 +1,125 @@
+"""``torchpatch changes FROM TO [PATHS]``: the upgrade report, and the knowledge view it reads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from torchpatch.frontends.cli import main
+from torchpatch.knowledge import all_changes, change_for_finding, changes_between, search
+from torchpatch.rules.api_table import api_changes
+from torchpatch.versions import Version
+
+ROOT = Path(__file__).resolve().parents[1]
+LEGACY = ROOT / "examples" / "legacy-project"
+
+
+def run_json(capsys, *argv: str) -> dict:
+    assert main(["changes", *argv, "--output-format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_every_rule_row_and_platform_fact_is_a_change():
+    changes = all_changes()
+    assert sum(change.source == "api-table" for change in changes) == len(api_changes())
+    keys = [change.key for change in changes]
+    assert len(keys) == len(set(keys))
+    assert any(change.source == "platform" and change.key == "platform:2.15:python-min" for change in changes)
+
+
+def test_window_is_after_from_up_to_and_including_to():
+    window = changes_between(Version.parse("2.6"), Version.parse("2.11"))
+    versions = {version for change in window for version, _ in change.events_between(Version.parse("2.6"), Version.parse("2.11"))}
+    assert min(versions) == Version.parse("2.7") and max(versions) == Version.parse("2.11")
+    keys = {change.key for change in window}
+    assert "TP101:torch.export.export_for_training" in keys  # deprecated 2.9, removed 2.11
+    assert "TP214" in keys  # enable_symm_mem_for_group, deprecated 2.11
+    assert "TP301" not in keys  # torch.load's default changed in 2.6, not after it
+    assert "platform:2.11:pypi-default" in keys  # PyPI's default became cu130
+
+
+def test_report_without_paths_lists_changes_by_area(capsys):
+    assert main(["changes", "2.6", "2.11"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("# PyTorch 2.6 → 2.11: what changes")
+    for heading in ("## Serialization and security", "## Compile and attention", "## Distributed", "## Platforms and wheels"):
+        assert heading in text
+    assert "**deprecated in 2.9, removed in 2.11**: `torch.export.export_for_training`" in text
+    assert "TP101 safe fix" in text
+
+
+def test_report_for_the_legacy_project(capsys):
+    data = run_json(capsys, "2.6", "2.11", str(LEGACY))
+    project = data["project"]
+    assert project["min_torch"] == "2.6" and project["files_checked"] >= 5
+    by_change = {hit["change"]: hit for hit in project["hits"]}
+    training = by_change["TP101:torch.export.export_for_training"]
+    assert training["findings"] == 1 and training["safe_fixes"] == 1
+    assert by_change["TP303"]["manual"] == 1  # torch.hub.load without trust_repo: a person decides
+    totals = project["totals"]
+    assert totals["findings"] == sum(hit["findings"] for hit in project["hits"])
+    assert totals["findings"] == totals["safe_fixes"] + totals["unsafe_fixes"] + totals["manual"]
+    earlier = {hit["change"] for hit in project["earlier"]}
+    assert "TP301" in earlier  # torch.load without weights_only: outdated since 2.6 already
+
+
+def test_markdown_report_for_the_legacy_project_says_what_to_do(capsys):
+    assert main(["changes", "2.6", "2.11", str(LEGACY)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"# Upgrading {LEGACY} from PyTorch 2.6 to 2.11")
+    assert "| rule | change | findings | safe | unsafe | by hand | files |" in text
+    assert f"`torchpatch check --fix --target-torch 2.11 --min-torch 2.6 {LEGACY}`" in text
+    assert "### Already outdated at 2.6" in text
+    assert "## Every change from PyTorch 2.6 to 2.11" in text
+
+
+def test_safe_fixes_depend_on_min_torch(capsys):
+    oldest = run_json(capsys, "2.4", "2.11", str(LEGACY), "--min-torch", "2.4")["project"]
+    newest = run_json(capsys, "2.4", "2.11", str(LEGACY), "--min-torch", "2.11")["project"]
+    assert newest["totals"]["safe_fixes"] > oldest["totals"]["safe_fixes"]
+    compile_flag = {hit["change"]: hit for hit in oldest["hits"]}["TP220"]
+    assert compile_flag["safe_fixes"] == 0 and compile_flag["unsafe_fixes"] == 1  # the rewrite needs 2.6
+    assert {hit["change"]: hit for hit in newest["hits"]}["TP220"]["safe_fixes"] == 1
+
+
+def test_area_filter(capsys):
+    data = run_json(capsys, "2.10", "2.12", "--area", "platforms")
+    assert data["changes"] and {change["area"] for change in data["changes"]} == {"platforms"}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["2.11", "2.6"], "must be older"),
+    (["2.6", "2.6"], "must be older"),
+    (["2.6", "3.0"], "torchpatch knows"),
+    (["two", "2.11"], "not a PyTorch version"),
+    (["2.6", "2.11", "no/such/path"], "no such file"),
+], ids=["reversed", "same", "unknown", "garbage", "missing-path"])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
+    assert main(["changes", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_findings_map_to_their_row():
+    change = change_for_finding("TP101", "`torch.export.export_for_training` is deprecated in PyTorch 2.9, removed in 2.11")
+    assert change is not None and change.new == "torch.export.export"
+    assert change_for_finding("TP301", "anything").key == "TP301"
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("what replaced torch.cuda.amp?", "TP202"),
+    ("export_for_training", "TP101:torch.export.export_for_training"),
+    ("weights_only", "TP301"),
+    ("torch.distributed._tensor", "TP201:torch.distributed._tensor"),
+])
+def test_search_finds_rules_and_rows(query, expected):
+    results = search(query)
+    assert results
+    keys = [result.get("key") or result.get("code") for result in results[:3]]
+    assert expected in keys
+
+
+def test_search_with_only_stopwords_finds_nothing():
+    assert search("what is the") == []

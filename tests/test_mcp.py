@@ -1,0 +1,192 @@
+"""``torchpatch mcp``: the tools through the official SDK's client, in-process and over real stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp")
+
+import anyio  # noqa: E402  (installed with mcp)
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+from torchpatch.frontends.mcp_server import TOOLS, build_server  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+OLD_AMP = "import torch\nscaler = torch.cuda.amp.GradScaler()\nwith torch.cuda.amp.autocast():\n    y = model(x)\n"
+
+
+def call(name: str, arguments: dict, server=None):
+    async def go():
+        async with Client(server or build_server()) as client:
+            return await client.call_tool(name, arguments)
+
+    return anyio.run(go)
+
+
+def test_tools_are_read_only_and_typed():
+    async def go():
+        async with Client(build_server()) as client:
+            return (await client.list_tools()).tools
+
+    tools = {tool.name: tool for tool in anyio.run(go)}
+    assert set(tools) == {tool.__name__ for tool in TOOLS}
+    for tool in tools.values():
+        assert tool.annotations.read_only_hint is True and tool.annotations.destructive_hint is False
+        assert tool.output_schema is not None, tool.name
+        assert tool.description
+    check = tools["check_code"].input_schema
+    assert check["required"] == ["source"]
+    assert set(check["properties"]) == {"source", "filename", "target_torch", "min_torch", "select"}
+    area = tools["list_changes"].input_schema["properties"]["area"]
+    assert "distributed" in json.dumps(area)
+
+
+def test_check_code_returns_the_json_findings():
+    result = call("check_code", {"source": "import torch\nstate = torch.load('a.pt')\n", "filename": "train.py"})
+    assert not result.is_error
+    findings = result.structured_content["findings"]
+    assert [f["code"] for f in findings] == ["TP301"]
+    assert findings[0]["filename"] == "train.py"
+    assert findings[0]["location"] == {"row": 2, "column": 9}
+    assert findings[0]["fix"]["applicability"] in ("safe", "unsafe")
+
+
+def test_check_code_honours_versions_and_select():
+    source = "import torch\nmask = create_block_mask(causal, 1, 1, 128, 128, device='cpu', _compile=True)\n"
+    source = "from torch.nn.attention.flex_attention import create_block_mask\n" + source
+    old = call("check_code", {"source": source, "target_torch": "2.5"}).structured_content
+    new = call("check_code", {"source": source, "target_torch": "2.11", "select": ["TP220"]}).structured_content
+    assert old["findings"] == [] and [f["code"] for f in new["findings"]] == ["TP220"]
+
+
+def test_fix_code_returns_fixed_source_diff_and_remaining():
+    result = call("fix_code", {"source": OLD_AMP}).structured_content
+    assert result["changed"] and "torch.amp.GradScaler(\"cuda\")" in result["fixed_source"]
+    assert result["applied"] == 2 and result["applied_by_rule"] == {"TP202": 2}
+    assert result["diff"].startswith("--- a/snippet.py\n+++ b/snippet.py\n")
+    assert result["remaining"] == []
+
+
+def test_fix_code_applies_unsafe_fixes_only_when_asked():
+    source = "import torch\nstate = torch.load('a.pt')\n"
+    safe = call("fix_code", {"source": source}).structured_content
+    unsafe = call("fix_code", {"source": source, "unsafe": True}).structured_content
+    assert not safe["changed"] and [f["code"] for f in safe["remaining"]] == ["TP301"]
+    assert "weights_only=" in unsafe["fixed_source"] and unsafe["remaining"] == []
+
+
+def test_a_syntax_error_is_a_finding_not_a_crash():
+    result = call("check_code", {"source": "def f(:\n"}).structured_content
+    assert result["findings"][0]["code"] == "TP001"
+
+
+def test_explain_rule_and_search_knowledge():
+    rule = call("explain_rule", {"code_or_name": "TOR102"}).structured_content
+    assert rule["code"] == "TP301" and rule["page"].startswith("# torch-load-without-weights-only (TP301)")
+    table = call("explain_rule", {"code_or_name": "removed-api"}).structured_content
+    assert len(table["rows"]) > 40 and table["removed_in"] is None  # each row has its versions
+    found = call("search_knowledge", {"query": "what replaced torch.cuda.amp?"}).structured_content
+    assert found["results"][0]["code"] == "TP202"
+
+
+def test_list_changes_between_releases():
+    result = call("list_changes", {"from_version": "2.10", "to_version": "2.11", "area": "platforms"})
+    data = result.structured_content
+    assert data["count"] == len(data["changes"]) > 0
+    assert any(change["key"] == "platform:2.11:pypi-default" for change in data["changes"])
+
+
+def test_plan_install_answers_like_doctor():
+    data = call("plan_install", {"gpu": ["sm_70"], "python": "3.12", "target_torch": "2.11"}).structured_content
+    assert data["mode"] == "planning"
+    assert "gpus" in data and data["gpus"][0]["arch"] == "sm_70"
+
+
+def test_audit_checkpoint_is_confined_to_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    outside = call("audit_checkpoint", {"path": str(ROOT / "pyproject.toml")})
+    assert outside.is_error and "working directory" in outside.content[0].text
+    escape = call("audit_checkpoint", {"path": "../x.pt"})
+    assert escape.is_error
+    (tmp_path / "weights.pt").write_bytes(b"not a checkpoint")
+    inside = call("audit_checkpoint", {"path": "weights.pt"})
+    assert not inside.is_error
+    assert isinstance(inside.structured_content["reports"], list)
+
+
+@pytest.mark.parametrize("name, arguments, message", [
+    ("check_code", {"source": "x = 1\n", "target_torch": "3.0"}, "torchpatch knows"),
+    ("check_code", {"source": "x = 1\n", "select": ["TP000"]}, "unknown rule selector"),
+    ("check_code", {"source": "x = 1\n", "filename": "notes.txt"}, ".py or .pyi"),
+    ("explain_rule", {"code_or_name": "TP999"}, "unknown rule"),
+    ("list_changes", {"from_version": "2.11", "to_version": "2.6"}, "must be older"),
+    ("plan_install", {"gpu": ["banana"]}, "not a GPU architecture"),
+], ids=["target", "select", "filename", "rule", "window", "gpu"])
+def test_bad_arguments_are_tool_errors(name, arguments, message):
+    result = call(name, arguments)
+    assert result.is_error and message in result.content[0].text
+
+
+def test_over_real_stdio_with_the_sdk_client(tmp_path):
+    """`torchpatch mcp` as a subprocess: the handshake, a tool call, and nothing but protocol on stdout."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    parameters = StdioServerParameters(command=sys.executable, args=["-m", "torchpatch", "mcp"], env=env,
+                                       cwd=str(tmp_path))
+
+    async def go():
+        async with Client(parameters, read_timeout_seconds=60) as client:
+            tools = await client.list_tools()
+            result = await client.call_tool("fix_code", {"source": OLD_AMP})
+            return client.server_info, tools, result
+
+    server_info, tools, result = anyio.run(go)
+    assert server_info.name == "torchpatch"
+    assert len(tools.tools) == len(TOOLS)
+    assert not result.is_error and result.structured_content["applied"] == 2
+
+
+def test_without_the_sdk_the_command_says_how_to_install(monkeypatch, capsys):
+    from torchpatch.frontends import cli
+
+    monkeypatch.setitem(sys.modules, "mcp.server.mcpserver", None)
+    assert cli.main(["mcp"]) == 2
+    assert "pip install 'torchpatch[mcp]'" in capsys.readouterr().err
+
+
+def test_stdout_carries_only_the_protocol(tmp_path):
+    """Raw JSON-RPC over the pipes: every line on stdout is a protocol message, even when a tool's code prints."""
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "plan_install", "arguments": {"gpu": ["sm_86"], "python": "3.12"}}},
+    ]
+    process = subprocess.Popen([sys.executable, "-m", "torchpatch", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, cwd=tmp_path, env=env, text=True)
+    try:
+        for message in messages:
+            process.stdin.write(json.dumps(message) + "\n")
+        process.stdin.flush()
+        replies = []
+        while len(replies) < 2:
+            line = process.stdout.readline()
+            assert line, process.stderr.read()
+            reply = json.loads(line)
+            assert reply["jsonrpc"] == "2.0"
+            replies.append(reply)
+    finally:
+        process.stdin.close()
+        process.wait(timeout=30)
+        process.stdout.close()
+        process.stderr.close()
+    assert replies[0]["result"]["serverInfo"]["name"] == "torchpatch"
+    assert replies[1]["id"] == 2 and replies[1]["result"]["structuredContent"]["mode"] == "planning"
