@@ -21,7 +21,6 @@ from torchpatch.frontends.skill import (
     render_skill,
 )
 from torchpatch.knowledge import all_changes
-from torchpatch.rules import rule_by_code_or_name
 from torchpatch.versions import KNOWN_RELEASES, NEWEST_KNOWN
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -148,16 +147,7 @@ def test_every_code_block_of_the_skill_lints_clean(skill, tmp_path):
     assert not dirty
     outdated_findings = _lint_blocks(outdated, tmp_path / "outdated")
     for index, code in enumerate(expected):
-        # An example shown as outdated is one its rule flags (with its own min/target it may need other settings).
-        rule = rule_by_code_or_name(code)
-        if rule.opt_in or not rule.since() <= NEWEST_KNOWN:
-            continue
-        assert code in outdated_findings[index] or _needs_versions(rule, outdated[index]), (code, outdated[index])
-
-
-def _needs_versions(rule, code: str) -> bool:
-    return any(getattr(example, "target_torch", None) or getattr(example, "min_torch", None)
-               for example in rule.INVALID if getattr(example, "code", example).strip() == code.strip())
+        assert code in outdated_findings[index], (code, outdated[index])  # shown as outdated: its rule flags it
 
 
 def test_the_five_seed_corrections_are_rendered(skill):

@@ -156,6 +156,26 @@ def example_pair(rule: type[Rule]) -> tuple[str | None, str | None]:
     return (example_code(python[0]) if python else None), None
 
 
+def valid_example(rule: type[Rule]) -> str | None:
+    """The rule's first Python VALID example (the form to write) when every rule passes it."""
+    from pathlib import Path
+
+    from torchpatch.engine.linter import ParseFailure, lint_text
+    from torchpatch.engine.settings import Settings
+
+    settings = Settings(select=["ALL"])
+    for example in rule.VALID[:1]:
+        if not example_filename(example).endswith(".py"):
+            continue
+        text = example_code(example)
+        try:
+            if not lint_text(text, Path("snippet.py"), settings):
+                return text
+        except ParseFailure:
+            continue
+    return None
+
+
 def _rule_change(rule: type[Rule]) -> Change:
     old, fixed = example_pair(rule)
     action = rule.fix_safety_note or f"Review by hand: `torchpatch rule {rule.code}` explains what to do."

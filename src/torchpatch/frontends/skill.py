@@ -19,6 +19,7 @@ from torchpatch.knowledge import (
     is_table_rule,
     rule_area,
     table_rows,
+    valid_example,
     versions_text,
 )
 from torchpatch.rules import all_rules, rule_by_code_or_name
@@ -158,8 +159,8 @@ def anchor(rule: type[Rule]) -> str:
 
 
 def fix_words(fix: str | None) -> str:
-    return {SAFE: "safe fix (`torchpatch check --fix`)",
-            "unsafe": "unsafe fix (`--fix --unsafe-fixes`, review it)"}.get(fix or "", "no automatic fix")
+    return {SAFE: "safe fix, applied by `torchpatch check --fix`",
+            "unsafe": "unsafe fix, applied by `--fix --unsafe-fixes`: review it"}.get(fix or "", "no automatic fix")
 
 
 def outdated_block(code: str, flagged_by: str) -> list[str]:
@@ -283,6 +284,8 @@ def render_correction(number: int, correction: SeedCorrection, target: Version) 
                   f"[{area_file(rule_area(rule))}]({area_file(rule_area(rule))}#{anchor(rule)}).", ""]
         if new:
             lines += ["After torchpatch's fix:", ""] + python_block(new)
+        elif valid_example(rule):
+            lines += ["Write instead:", ""] + python_block(valid_example(rule))
     elif correction.api_old:
         row = next(row for row in api_changes() if row.old == correction.api_old)
         lines += [f"**Now:** `{row.old}` is {row.phrase(target)}; use `{row.new}` ({row.note}); "
@@ -330,7 +333,7 @@ def render_area(area: str, target: Version) -> str:
 
 
 def _render_rule_section(rule: type[Rule]) -> list[str]:
-    lines = [f"## {rule.code} {rule.name}", "", f"{rule.summary}. *PyTorch {versions_text(rule)}.*"]
+    lines = [f"## {rule.code} {rule.name}", "", f"{rule.summary}. *PyTorch: {versions_text(rule)}.*"]
     if rule.opt_in:
         lines.append(f"*Opt-in: `torchpatch check --extend-select {rule.code}`.*")
     lines.append("")
@@ -340,7 +343,11 @@ def _render_rule_section(rule: type[Rule]) -> list[str]:
     if old:
         lines += outdated_block(old, f"{rule.code}")
     if new:
-        lines += [f"Use instead ({fix_words(rule.fix_safety)}):", ""] + python_block(new)
+        lines += [f"Use instead (torchpatch's {fix_words(rule.fix_safety)}):", ""] + python_block(new)
+    else:
+        good = valid_example(rule)
+        if good:
+            lines += ["Write instead (not flagged):", ""] + python_block(good)
     lines += [f"**Fix safety:** {fix_words(rule.fix_safety)}. {rule.fix_safety_note}".rstrip(), ""]
     if rule.references:
         lines += ["References: " + ", ".join(f"<{url}>" for url in rule.references), ""]
