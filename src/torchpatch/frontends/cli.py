@@ -16,6 +16,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("rule", "torchpatch.frontends.rule", "Explain a rule, or list them all."),
     ("audit", "torchpatch.frontends.audit", "Audit checkpoints without loading them."),
     ("doctor", "torchpatch.frontends.doctor", "Diagnose the PyTorch install and say what to install."),
+    ("server", "torchpatch.frontends.server", "Run the language server for editors (extra: lsp)."),
 )
 
 EXIT_CLEAN = 0
