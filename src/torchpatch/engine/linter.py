@@ -106,6 +106,14 @@ def check_file(path: Path, settings: Settings, fix: bool = False, unsafe_fixes: 
     except OSError as error:
         result.error = f"cannot read: {error.strerror or error}"
         return result
+    return check_source(source, settings, fix, unsafe_fixes, add_todos)
+
+
+def check_source(source: Source, settings: Settings, fix: bool = False, unsafe_fixes: bool = False,
+                 add_todos: bool = False) -> FileResult:
+    """check_file on text already read: an editor's unsaved buffer is checked exactly as the file would be."""
+    path = source.path
+    result = FileResult(path=path)
     result.source = source
     result.original_text = source.text
     file_codes = _file_level_noqa(source.text)

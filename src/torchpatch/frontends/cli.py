@@ -19,6 +19,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("changes", "torchpatch.frontends.changes", "Upgrade report: what changed between two releases, and what hits this project."),
     ("skill", "torchpatch.frontends.skill", "Write the knowledge as an Agent Skill for coding agents."),
     ("mcp", "torchpatch.frontends.mcp_server", "Serve the knowledge and the checker to coding agents over MCP (stdio)."),
+    ("server", "torchpatch.frontends.server", "Run the language server for editors (extra: lsp)."),
 )
 
 EXIT_CLEAN = 0
