@@ -305,7 +305,7 @@ def _emulate(opened: Opened, rules: Rules, user: frozenset[str], filename: str) 
     try:
         if fmt == "torch-zip":
             prefix = members[0].name.rsplit("/", 1)[0] + "/"
-            emulator = Emulator(rules, user, lambda key: f"{prefix}data/{key}" in opened.records)
+            emulator = Emulator(rules, user, lambda key: opened.torch_record(f"{prefix}data/{key}") is not None)
             emulator.load(members[0].data, members[0].base)
             return True, None
         emulator = Emulator(rules, user)
@@ -417,7 +417,7 @@ def _check_storage_sizes(opened: Opened, report: Report) -> None:
             if not (isinstance(pid, tuple) and len(pid) == 5 and isinstance(pid[1], Global) and isinstance(pid[4], int)):
                 continue
             kind = pid[1].name.replace("Storage", "")
-            record = opened.records.get(f"{prefix}data/{pid[2]}")
+            record = opened.torch_record(f"{prefix}data/{pid[2]}")
             if record is None or kind not in _STORAGE_BYTES:
                 continue
             needed = pid[4] * _STORAGE_BYTES[kind]

@@ -19,7 +19,7 @@ RULES = {
     "TPA102": "nested pickle bytes unpickled with the full unpickler",
     "TPA103": "storage size does not match its declared element count",
     "TPA104": "a call on a literal value (the load fails, nothing runs)",
-    "TPA201": "duplicate zip records (torch reads the first, zipfile the last)",
+    "TPA201": "duplicate zip records (torch's miniz lookup and Python's zipfile read different copies)",
     "TPA202": "zip record outside the archive folder (torch refuses the archive)",
     "TPA203": "unexpected tar member",
     "TPA204": "compressed record (torch.save never compresses)",
