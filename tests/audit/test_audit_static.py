@@ -362,11 +362,18 @@ def test_a_function_stored_as_a_value_is_allowlistable_but_a_called_one_is_not()
     assert called.verdict == "malicious" and called.allowlist == []
 
 
-def test_user_class_gets_an_allowlist_and_snippet() -> None:
+def test_user_class_is_for_review_never_a_paste_ready_allowlist_line() -> None:
+    # issue 9 §1: a class torchpatch has not reviewed runs its __setstate__ under weights_only=True
+    # once allowlisted, so it is never put in the allowlist nor in an active snippet line.
     data = torch_zip(payload_pickle(op_global("__main__", "Config") + b")\x81" + b"}" + op_str("lr") + b"G?\xb9\x99\x99\x99\x99\x99\x9a" + b"sb"))
     report = audit_bytes(data, "run.pt")
-    assert report.verdict == "needs-allowlist" and report.allowlist == ["__main__.Config"]
-    assert '(Config, "__main__.Config")' in report.snippet and "torch.load('run.pt', weights_only=True)" in report.snippet
+    assert report.verdict == "needs-allowlist" and report.allowlist == [] and report.review == ["__main__.Config"]
+    assert "__init__/__setstate__" in report.reason
+    assert "TPA002" in {f.code for f in report.findings}
+    active = [line for line in report.snippet.splitlines() if not line.lstrip().startswith("#")]
+    assert not any("Config" in line for line in active)
+    assert '    # (Config, "__main__.Config"),' in report.snippet and "REVIEW __main__.Config" in report.snippet
+    assert "torch.load('run.pt', weights_only=True)" in report.snippet
 
 
 def test_release_differences_follow_the_extracted_rules() -> None:

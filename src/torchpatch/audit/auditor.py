@@ -43,7 +43,7 @@ class GlobalUse:
     canonical: str
     member: str
     offset: int
-    status: str  # "allowlisted", "benign", "malicious"
+    status: str  # "allowlisted", "benign", "review", "malicious"
 
     def as_dict(self) -> dict[str, Any]:
         return {"written": self.written, "canonical": self.canonical, "member": self.member, "offset": self.offset, "status": self.status}
@@ -58,6 +58,9 @@ class Report:
     reason: str = ""
     globals: list[GlobalUse] = field(default_factory=list)
     allowlist: list[str] = field(default_factory=list)
+    # Classes the load would also need, which torchpatch cannot vouch for: never in `allowlist`,
+    # only as commented-out lines in the snippet, for the user to review and decide.
+    review: list[str] = field(default_factory=list)
     snippet: str = ""
     findings: list[Finding] = field(default_factory=list)
     torch_version: str = ""
@@ -113,21 +116,37 @@ class _Judge:
         self.depth = depth
         self.version = version
         self.torch_names = default_allowlist_union()
-        self.statuses: dict[str, str] = {}
+        self.statuses: dict[tuple[str, str, bool], tuple[str, str | None]] = {}
+        self.reviewed: set[str] = set()
 
     def status(self, module: str, name: str, called: bool = True) -> tuple[str, str | None]:
+        """("allowlisted" | "benign" | "review" | "malicious", why). A class the pickle builds is
+        "benign" only when it is a reviewed plain-data class; any other class is "review": its
+        __init__/__setstate__ runs at load, and torchpatch cannot vouch for code it has not read."""
         full = f"{module}.{name}"
         if full in self.torch_names:
             return "allowlisted", None
-        why = names.danger(module, name)
+        key = (module, name, called)
+        if key in self.statuses:
+            return self.statuses[key]
+        resolved = names.resolve(module, name)
+        why = names.danger(module, name, resolved)
         if why:
-            return "malicious", why
-        if full in names.BENIGN_FUNCTIONS or full in names.BENIGN_IN_DANGEROUS or names.is_class_like(name):
-            return "benign", None
-        if not called:
+            result = ("malicious", why)
+        elif full in names.BENIGN_FUNCTIONS or full in names.BENIGN_IN_DANGEROUS or resolved.name in names.BENIGN_FUNCTIONS:
+            result = ("benign", None)
+        elif resolved.name in self.torch_names or names.is_plain_data_class(resolved):
+            result = ("benign", None)
+        elif not called:
             # Stored as a value (a module's activation function, say), never invoked by the pickle.
-            return "benign", None
-        return "malicious", f"{full} is a function torchpatch cannot prove harmless; the pickle calls it at load time"
+            result = ("benign", None)
+        elif resolved.kind == "class" or resolved.kind in ("unknown", "attribute") and names.is_class_like(name):
+            result = ("review", f"{resolved.name} is a class torchpatch has not reviewed: loading the file runs its "
+                                "__init__/__new__ and __setstate__, which can do anything (open files, start processes)")
+        else:
+            result = ("malicious", f"{full} is a function torchpatch cannot prove harmless; the pickle calls it at load time")
+        self.statuses[key] = result
+        return result
 
     def flag(self, member: Member, offset: int, message: str) -> None:
         self.report.findings.append(Finding(member.name, offset, "malicious", "TPA001", message))
@@ -150,7 +169,11 @@ class _Judge:
             if id(glob) in nested_ok:
                 status, why = "benign", None
             self.report.globals.append(GlobalUse(glob.written, canonical, member.name, glob.offset, status))
-            if why:
+            if status == "review":
+                if canonical not in self.reviewed:
+                    self.reviewed.add(canonical)
+                    self.report.findings.append(Finding(member.name, glob.offset, "warning", "TPA002", f"global {canonical}: {why}"))
+            elif why:
                 alias = f" (written {glob.written})" if glob.written != canonical else ""
                 self.flag(member, glob.offset, f"global {canonical}{alias}: {why}")
         for unresolved in scan.unresolved:
@@ -227,8 +250,16 @@ def _decide(opened: Opened, report: Report, rules: Rules, judge: _Judge) -> None
     report.verdict = "needs-allowlist"
     allowlist, dead_end, kinds = _infer_allowlist(opened, rules, report, judge)
     if allowlist is not None and not report.needs_full_unpickler:
-        report.allowlist = allowlist
-        report.reason = f"benign, but torch {rules.version} refuses it: {refusal.message if refusal else opened.torch_error}; allowlisting {len(allowlist)} name(s) makes it load"
+        review = [name for name in allowlist if kinds.get(name, "").startswith("review")]
+        report.allowlist = [name for name in allowlist if name not in review]
+        report.review = review
+        refused = refusal.message if refusal else opened.torch_error
+        if review:
+            report.reason = (f"torch {rules.version} refuses it: {refused}; it loads only if you also trust "
+                             f"{len(review)} class(es) torchpatch has not reviewed ({', '.join(review)}): the load runs their "
+                             "__init__/__setstate__, so read their code first; the snippet leaves them commented out")
+        else:
+            report.reason = f"benign, but torch {rules.version} refuses it: {refused}; allowlisting {len(allowlist)} name(s) makes it load"
         report.snippet = snippet(allowlist, kinds, report.filename)
     else:
         why = dead_end or (refusal.message if refusal else opened.torch_error) or "refused"
@@ -274,7 +305,7 @@ def _emulate(opened: Opened, rules: Rules, user: frozenset[str], filename: str) 
     try:
         if fmt == "torch-zip":
             prefix = members[0].name.rsplit("/", 1)[0] + "/"
-            emulator = Emulator(rules, user, lambda key: f"{prefix}data/{key}" in opened.records)
+            emulator = Emulator(rules, user, lambda key: opened.torch_record(f"{prefix}data/{key}") is not None)
             emulator.load(members[0].data, members[0].base)
             return True, None
         emulator = Emulator(rules, user)
@@ -310,41 +341,57 @@ def _infer_allowlist(opened: Opened, rules: Rules, report: Report, judge: _Judge
         status, why = ("benign", None)
         if refusal.kind == "global":
             uses = [g for g in report.globals if g.canonical == name or g.written == name]
-            status = "malicious" if any(g.status == "malicious" for g in uses) else "benign"
+            statuses = {g.status for g in uses}
+            status = "malicious" if "malicious" in statuses else "review" if "review" in statuses else "benign"
             why = "it is flagged above" if uses else None
             if not uses:
                 status, why = judge.status(module, attr)
+        else:
+            status, why = judge.status(module, attr)
+            if status == "allowlisted":
+                status = "benign"
         if status == "malicious":
             return None, f"{name} can run code and must never be allowlisted ({why})", kinds
         if name in user:
             return None, refusal.message, kinds
         user.append(name)
-        kinds[name] = refusal.kind
+        kinds[name] = refusal.kind if status != "review" else f"review-{refusal.kind}"
     return None, "allowlist search did not converge", kinds
 
 
 def snippet(allowlist: list[str], kinds: dict[str, str], filename: str) -> str:
+    """A safe_globals block for the allowlist. Classes torchpatch has not reviewed appear only as
+    commented-out lines under a warning, so pasting the snippet never trusts them silently."""
     imports = {"torch"}
     entries = []
     local = []
     for name in allowlist:
         module, _, attr = name.rpartition(".")
+        kind = kinds.get(name, "")
+        review = kind.startswith("review")
         if module == "__main__":
             expression = attr
-            local.append(attr.split(".")[0])
+            if not review:
+                local.append(attr.split(".")[0])
         else:
-            top_module = _importable_module(module)
-            imports.add(top_module)
             expression = name
+            if not review:
+                imports.add(_importable_module(module))
         # The (obj, "name") form keys the entry by the name written in the pickle, so it works
         # even when the object's __module__ differs (numpy.core vs numpy._core, __main__).
-        entries.append(f'({expression}, "{name}")' if kinds.get(name) == "global" else expression)
+        entry = f'({expression}, "{name}")' if kind.endswith("global") else expression
+        if review:
+            entries.append(f"    # REVIEW {name}: torch.load will run this class's __init__/__setstate__; read its code,")
+            entries.append(f"    # and uncomment (and import {_importable_module(module) if module != '__main__' else 'it from your code'}) only if you trust it:")
+            entries.append(f"    # {entry},")
+        else:
+            entries.append(f"    {entry},")
     lines = [f"import {m}" for m in sorted(imports)]
     for cls in sorted(set(local)):
         lines.append(f"from your_module import {cls}  # the class that was __main__.{cls} when the file was saved")
     lines.append("")
     lines.append("with torch.serialization.safe_globals([")
-    lines.extend(f"    {entry}," for entry in entries)
+    lines.extend(entries)
     lines.append("]):")
     lines.append(f"    checkpoint = torch.load({filename!r}, weights_only=True)")
     return "\n".join(lines)
@@ -370,7 +417,7 @@ def _check_storage_sizes(opened: Opened, report: Report) -> None:
             if not (isinstance(pid, tuple) and len(pid) == 5 and isinstance(pid[1], Global) and isinstance(pid[4], int)):
                 continue
             kind = pid[1].name.replace("Storage", "")
-            record = opened.records.get(f"{prefix}data/{pid[2]}")
+            record = opened.torch_record(f"{prefix}data/{pid[2]}")
             if record is None or kind not in _STORAGE_BYTES:
                 continue
             needed = pid[4] * _STORAGE_BYTES[kind]

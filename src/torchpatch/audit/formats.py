@@ -57,6 +57,7 @@ class Record:
     header_offset: int
     data_offset: int = 0
     local_name: str = ""
+    raw_name: bytes = b""
 
 
 @dataclass
@@ -70,6 +71,11 @@ class Opened:
     unreadable: str | None = None
     torch_error: str | None = None
     safetensors_tensors: int = 0
+    index: MinizIndex | None = None
+
+    def torch_record(self, name: str) -> Record | None:
+        """The zip record torch reads for ``name`` (case-insensitive, miniz's choice among duplicates)."""
+        return self.index.locate(name) if self.index is not None else self.records.get(name)
 
 
 FORMAT_NAMES = {
@@ -231,14 +237,24 @@ def _open_zip(stream: BinaryIO, size: int) -> Opened:
     prefix = first.split("/", 1)[0] + "/" if "/" in first else None
     if prefix is None:
         opened.torch_error = f"torch refuses the archive: first record {first!r} is not in a subdirectory"
+    index = MinizIndex(records)
+    opened.index = index
     naive: dict[str, Record] = {}
+    copies: dict[bytes, list[Record]] = {}
     for record in records:
         naive[record.name] = record
-        if record.name in opened.records:
-            opened.findings.append(Finding(record.name, record.header_offset, "warning", "TPA201",
-                                           f"duplicate record {record.name!r}: torch reads the first copy, Python's zipfile the last"))
-            continue
-        opened.records[record.name] = record
+        copies.setdefault(index.keys[record.index], []).append(record)
+    for record in records:
+        opened.records.setdefault(record.name, index.locate(record.name) or record)
+    for group in copies.values():
+        if len(group) > 1:
+            read = index.locate(group[0].name)
+            number = group.index(read) + 1 if read in group else 0
+            names = sorted({r.name for r in group})
+            opened.findings.append(Finding(group[0].name, group[-1].header_offset, "warning", "TPA201",
+                                           f"{len(group)} records named {' / '.join(repr(n) for n in names)}: torch's zip reader (miniz, sorted and "
+                                           f"case-insensitive) reads copy #{number}, Python's zipfile the last of each exact name"))
+    for record in records:
         if prefix and not record.name.startswith(prefix):
             # PyTorchStreamReader::init checks every record's folder (measured on 2.13).
             opened.findings.append(Finding(record.name, record.header_offset, "warning", "TPA202",
@@ -247,7 +263,7 @@ def _open_zip(stream: BinaryIO, size: int) -> Opened:
     for record in records:
         _check_local_header(stream, record, opened)
     short = {name[len(prefix):]: r for name, r in opened.records.items() if prefix and name.startswith(prefix)}
-    if "constants.pkl" in short:
+    if prefix and index.locate(f"{prefix}constants.pkl") is not None:
         opened.format = "torchscript"
         opened.torch_error = "TorchScript archive"
     for name, record in short.items():
@@ -260,18 +276,20 @@ def _open_zip(stream: BinaryIO, size: int) -> Opened:
             elif record.data_offset % 64:
                 opened.findings.append(Finding(record.name, record.data_offset, "note", "TPA205",
                                                f"storage {name} is not 64-byte aligned as torch.save writes it"))
-    torch_pickles = {f"{prefix}data.pkl"} if prefix else set()
+    torch_names = [f"{prefix}data.pkl"] if prefix else []
     if opened.format == "torchscript" and prefix:
-        torch_pickles.add(f"{prefix}constants.pkl")
+        torch_names.append(f"{prefix}constants.pkl")
+    torch_pickles = {id(r) for r in map(index.locate, torch_names) if r is not None}
+    torch_pickle_names = {n.lower() for n in torch_names}
     for record in records:
         if record.method not in (0, 8):
             continue
-        is_pickle_name = record.name.endswith(".pkl")
-        if not (is_pickle_name or record.name in torch_pickles):
+        is_pickle_name = record.name.lower().endswith(".pkl")
+        if not (is_pickle_name or id(record) in torch_pickles):
             continue
         if is_pickle_name and "/data/" in record.name:
             continue
-        read_by_torch = record.name in torch_pickles and opened.records.get(record.name) is record
+        read_by_torch = id(record) in torch_pickles
         data = _record_bytes(stream, record, opened)
         if data is None:
             if read_by_torch:
@@ -285,13 +303,13 @@ def _open_zip(stream: BinaryIO, size: int) -> Opened:
                                            f"{record.name} is DEFLATE-compressed: torch inflates it, but torch.save never writes that"))
         label = record.name if read_by_torch else f"{record.name} (#{record.index}, not read by torch)"
         member = Member(label, data, record.data_offset, scan(io.BytesIO(data), record.data_offset), read_by_torch)
-        if naive.get(record.name) is record and not read_by_torch and record.name in torch_pickles:
+        if naive.get(record.name) is record and not read_by_torch and record.name.lower() in torch_pickle_names:
             member.name = f"{record.name} (#{record.index}, what Python's zipfile reads)"
         opened.members.append(member)
-    if prefix and f"{prefix}version" not in opened.records and f"{prefix}.data/version" not in opened.records:
+    if prefix and index.locate(f"{prefix}version") is None and index.locate(f"{prefix}.data/version") is None:
         # PyTorchStreamReader::init reads the format version before anything else.
         opened.torch_error = opened.torch_error or "torch refuses the archive: it has no version record"
-    if prefix and f"{prefix}data.pkl" not in opened.records:
+    if prefix and index.locate(f"{prefix}data.pkl") is None:
         opened.unreadable = opened.unreadable or "zip archive has no data.pkl: not a torch checkpoint"
     return opened
 
@@ -362,7 +380,8 @@ def _central_directory(stream: BinaryIO, size: int) -> list[Record]:
         name = directory[position + 46 : position + 46 + nlen].decode("utf-8", "replace")
         extra = directory[position + 46 + nlen : position + 46 + nlen + elen]
         usize, csize, offset = _zip64_sizes(extra, usize, csize, offset)
-        records.append(Record(name, index, flags, method, crc, csize, usize, offset))
+        raw_name = directory[position + 46 : position + 46 + nlen]
+        records.append(Record(name, index, flags, method, crc, csize, usize, offset, raw_name=raw_name))
         position += 46 + nlen + elen + clen
     return records
 
@@ -382,3 +401,95 @@ def _zip64_sizes(extra: bytes, usize: int, csize: int, offset: int) -> tuple[int
                 offset = values.pop(0)
         position += 4 + length
     return usize, csize, offset
+
+
+def _lower(raw: bytes) -> bytes:
+    # MZ_TOLOWER: ASCII only.
+    return raw.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = bytes(c + 32 if 65 <= c <= 90 else c for c in range(256))
+
+
+class MinizIndex:
+    """Name lookup as torch's zip reader (miniz, ``mz_zip_reader_locate_file``) does it.
+
+    miniz heap-sorts the central directory by case-folded name (an unstable sort) and binary
+    searches it, case-insensitively. So among duplicated names the copy torch reads depends on
+    the whole directory (measured on torch 2.13: the first of 2 or 3 copies, the 4th of 4, the
+    5th of 5 and 6, the 6th of 7 and 8), and ``archive/Data.pkl`` is read as ``archive/data.pkl``.
+    """
+
+    def __init__(self, records: list[Record]) -> None:
+        self.records = records
+        self.keys = [_lower(r.raw_name or r.name.encode("utf-8", "surrogateescape")) for r in records]
+        self.sorted = self._heap_sort()
+
+    def _less(self, left: int, right: int) -> bool:
+        # mz_zip_reader_filename_less: byte-wise on the folded names, then the shorter first.
+        a, b = self.keys[left], self.keys[right]
+        common = min(len(a), len(b))
+        if a[:common] == b[:common]:
+            return len(a) < len(b)
+        return a < b
+
+    def _heap_sort(self) -> list[int]:
+        # mz_zip_reader_sort_central_dir_offsets_by_filename, step for step.
+        size = len(self.records)
+        indices = list(range(size))
+        if size <= 1:
+            return indices
+        less = self._less
+        start = (size - 2) >> 1
+        while True:
+            root = start
+            while True:
+                child = (root << 1) + 1
+                if child >= size:
+                    break
+                if child + 1 < size and less(indices[child], indices[child + 1]):
+                    child += 1
+                if not less(indices[root], indices[child]):
+                    break
+                indices[root], indices[child] = indices[child], indices[root]
+                root = child
+            if not start:
+                break
+            start -= 1
+        end = size - 1
+        while end > 0:
+            indices[end], indices[0] = indices[0], indices[end]
+            root = 0
+            while True:
+                child = (root << 1) + 1
+                if child >= end:
+                    break
+                if child + 1 < end and less(indices[child], indices[child + 1]):
+                    child += 1
+                if not less(indices[root], indices[child]):
+                    break
+                indices[root], indices[child] = indices[child], indices[root]
+                root = child
+            end -= 1
+        return indices
+
+    def locate(self, name: str) -> Record | None:
+        """The record torch's ``getRecord(name)`` reads, or None when it has none."""
+        key = _lower(name.encode("utf-8"))
+        low, high = 0, len(self.sorted) - 1
+        while low <= high:
+            middle = low + ((high - low) >> 1)
+            index = self.sorted[middle]
+            candidate = self.keys[index]
+            common = min(len(candidate), len(key))
+            if candidate[:common] == key[:common]:
+                compare = len(candidate) - len(key)
+            else:
+                compare = -1 if candidate < key else 1
+            if compare == 0:
+                return self.records[index]
+            if compare < 0:
+                low = middle + 1
+            else:
+                high = middle - 1
+        return None

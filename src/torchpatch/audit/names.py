@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import _compat_pickle
+import gzip
+import json
 import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
 
 # Python's own unpickler (what ``weights_only=False`` runs) maps Python 2 names for protocol < 3,
 # so ``commands.Popen`` really imports ``subprocess.Popen``.
@@ -45,10 +50,32 @@ DANGEROUS_PREFIXES = (
     "modelscan", "torchpatch",
 )
 
-# Prefixes whose functions run code (collect_env.run, bottleneck, from_pretrained) but whose
+# Prefixes whose functions run code (collect_env.run, bottleneck, from_pretrained) but whose own
 # classes are ordinary state that checkpoints carry (torch.utils.hooks.RemovableHandle, the
-# TrainingArguments in a Hugging Face training_args.bin).
+# TrainingArguments in a Hugging Face training_args.bin). A class there is only exempt from the
+# prefix rule when the name table confirms the module defines it (not a re-export such as
+# torch.utils.cpp_extension.subprocess.Popen); it is then judged like any other class.
 CLASS_SAFE_PREFIXES = ("torch.utils", "torch.cuda", "torch._dynamo", "transformers")
+# ...except these, whose classes do I/O or run code when built.
+CLASS_UNSAFE_PREFIXES = ("torch.utils.cpp_extension", "torch.utils.tensorboard", "torch.utils.bottleneck",
+                         "torch.utils.collect_env", "torch.utils.benchmark", "torch.utils.data.datapipes",
+                         "torch.utils._config_module", "torch._dynamo.guards", "torch._dynamo.repro")
+
+# Classes whose construction or __setstate__ does I/O, opens connections or renders templates,
+# outside the module denylist: torch.distributed's stores open files and sockets in __init__,
+# template engines compile and run template code.
+CODE_RUNNING_CLASSES = frozenset(
+    """
+    torch._C._distributed_c10d.FileStore torch._C._distributed_c10d.TCPStore torch._C._distributed_c10d.HashStore
+    torch._C._distributed_c10d.PrefixStore torch.distributed.FileStore torch.distributed.TCPStore
+    torch.distributed.PrefixStore torch.distributed.HashStore string.Template
+    """.split()
+)
+CODE_RUNNING_PREFIXES = (
+    "torch.distributed", "mako", "jinja2", "Cheetah", "genshi", "chameleon", "tornado", "django", "airspeed",
+    "pystache", "chevron", "tempita", "bottle", "flask", "werkzeug", "fabric", "paramiko", "invoke", "sh",
+    "plumbum", "pexpect", "docker", "boto3", "botocore", "s3fs", "fsspec", "smart_open", "psutil", "xml",
+)
 
 # Names inside dangerous modules that only build plain values.
 BENIGN_IN_DANGEROUS = frozenset(
@@ -76,6 +103,7 @@ BENIGN_FUNCTIONS = frozenset(
     numpy.core.multiarray.scalar numpy._core.multiarray.scalar numpy.dtype numpy.ndarray
     numpy.random._pickle.__randomstate_ctor numpy.random._pickle.__bit_generator_ctor
     numpy.random._pickle.__generator_ctor numpy.core.numeric._frombuffer numpy._core.numeric._frombuffer
+    numpy.random.bit_generator.__pyx_unpickle_SeedSequence
     torch._tensor._rebuild_from_type_v2 torch._utils._rebuild_tensor_v2 torch.device torch.dtype
     torch.layout torch.memory_format torch.qscheme torch.finfo torch.iinfo
     datetime.datetime datetime.date datetime.time datetime.timedelta datetime.timezone
@@ -95,7 +123,8 @@ NESTED_LOADERS = {
 # Attribute walks that reach the interpreter's internals; only the copyreg and numpy
 # constructors legitimately carry dunder names.
 _DUNDER = re.compile(r"^__\w+__$")
-_ALLOWED_DUNDER = frozenset({"__newobj__", "__newobj_ex__", "__randomstate_ctor", "__bit_generator_ctor", "__generator_ctor"})
+_ALLOWED_DUNDER = frozenset({"__newobj__", "__newobj_ex__", "__randomstate_ctor", "__bit_generator_ctor", "__generator_ctor",
+                             "__pyx_unpickle_SeedSequence"})
 
 
 def python_name(module: str, name: str, protocol: int) -> tuple[str, str]:
@@ -116,13 +145,133 @@ def canonical(module: str, name: str) -> str:
 
 
 def is_class_like(name: str) -> bool:
-    """CapWords after any leading underscores: ``Linear``, ``_DimRange``."""
+    """CapWords after any leading underscores: ``Linear``, ``_DimRange``. A hint, never a verdict."""
     last = name.rsplit(".", 1)[-1].lstrip("_")
     return bool(last) and last[0].isupper()
 
 
-def danger(module: str, name: str) -> str | None:
-    """Why the global ``module.name`` (canonical) can run code, or None when it cannot."""
+# Classes reviewed as plain data: building one (REDUCE, NEWOBJ, copyreg._reconstructor) and
+# restoring its state runs only the library's own attribute-setting code, no I/O, no user code.
+PLAIN_DATA_CLASSES = frozenset(
+    """
+    builtins.set builtins.frozenset builtins.bytearray builtins.bytes builtins.complex builtins.slice builtins.range
+    builtins.int builtins.float builtins.str builtins.tuple builtins.list builtins.dict builtins.bool builtins.object
+    collections.OrderedDict collections.defaultdict collections.deque collections.Counter
+    datetime.datetime datetime.date datetime.time datetime.timedelta datetime.timezone decimal.Decimal fractions.Fraction
+    argparse.Namespace types.SimpleNamespace uuid.UUID pathlib.PurePath pathlib.PurePosixPath pathlib.PureWindowsPath
+    pathlib.Path pathlib.PosixPath pathlib.WindowsPath pathlib._local.PurePosixPath pathlib._local.PureWindowsPath
+    pathlib._local.PosixPath pathlib._local.WindowsPath pathlib._local.Path ipaddress.IPv4Address ipaddress.IPv6Address
+    ipaddress.IPv4Network ipaddress.IPv6Network enum.Enum enum.IntEnum enum.Flag enum.IntFlag
+    numpy.ndarray numpy.dtype numpy.random.mtrand.RandomState numpy.random._generator.Generator
+    numpy.random._mt19937.MT19937 numpy.random._pcg64.PCG64 numpy.random._pcg64.PCG64DXSM numpy.random._philox.Philox
+    numpy.random._sfc64.SFC64 numpy.random.bit_generator.SeedSequence
+    torch.Size torch.device torch.dtype torch.layout torch.memory_format torch.Tensor torch.finfo torch.iinfo
+    torch.utils.hooks.RemovableHandle torch.utils.hooks.BackwardHook torch.utils.data.sampler.SequentialSampler
+    torch.utils.data.sampler.RandomSampler torch.utils.data.sampler.BatchSampler torch.utils.data.dataset.TensorDataset
+    torch.utils.data.dataset.Subset torch.utils.checkpoint.CheckpointPolicy
+    transformers.training_args.TrainingArguments transformers.training_args_seq2seq.Seq2SeqTrainingArguments
+    transformers.training_args.OptimizerNames transformers.trainer_utils.IntervalStrategy
+    transformers.trainer_utils.SaveStrategy transformers.trainer_utils.HubStrategy transformers.trainer_utils.SchedulerType
+    transformers.trainer_utils.EvaluationStrategy transformers.debug_utils.DebugOption
+    transformers.trainer_pt_utils.AcceleratorConfig transformers.trainer_callback.TrainerState
+    accelerate.utils.dataclasses.DistributedType accelerate.state.DistributedType
+    omegaconf.dictconfig.DictConfig omegaconf.listconfig.ListConfig omegaconf.base.ContainerMetadata omegaconf.base.Metadata
+    omegaconf.nodes.AnyNode omegaconf.nodes.StringNode omegaconf.nodes.IntegerNode omegaconf.nodes.FloatNode
+    omegaconf.nodes.BooleanNode pytorch_lightning.utilities.parsing.AttributeDict
+    lightning_fabric.utilities.data.AttributeDict lightning.fabric.utilities.data.AttributeDict
+    """.split()
+)
+# torch packages whose classes (modules, optimizers, schedulers, distributions) restore their state
+# with torch's own __setstate__; only classes the name table confirms are defined there count.
+PLAIN_DATA_PREFIXES = ("torch.nn.modules", "torch.nn.parameter", "torch.optim", "torch.ao.nn", "torch.nn.intrinsic",
+                       "torch.nn.quantized", "torch.distributions", "numpy.dtypes")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What a pickle global is once its module is imported and its dotted name walked."""
+
+    name: str  # the object's real module.qualname (canonical), or the written name when unknown
+    kind: str  # "module", "class", "function" (a module-level non-class), "attribute", "unknown"
+    via: str = ""  # how a re-export was followed, for messages
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict:
+    """Re-exports and defined classes of the real torch, numpy and stdlib modules (scripts/build_name_table.py)."""
+    raw = resources.files("torchpatch.audit").joinpath("data", "names.json.gz").read_bytes()
+    table = json.loads(gzip.decompress(raw))
+    table["modules"] = frozenset(table["modules"])
+    table["classes"] = {module: frozenset(names) for module, names in table["classes"].items()}
+    return table
+
+
+def _scanned_prefix(parts: list[str], modules: frozenset[str]) -> int:
+    for end in range(len(parts) - 1, 0, -1):
+        if ".".join(parts[:end]) in modules:
+            return end
+    return 0
+
+
+def resolve(module: str, name: str) -> Resolved:
+    """Walk ``module`` + the dotted ``name`` the way ``find_class`` does, through the name table."""
+    module = canonical_module(module)
+    table = _table()
+    modules, classes, reexports = table["modules"], table["classes"], table["reexports"]
+    parts = f"{module}.{name}".split(".")
+    start = _scanned_prefix(parts, modules)
+    if not start:
+        return Resolved(f"{module}.{name}", "unknown")
+    current, kind, via = ".".join(parts[:start]), "module", []
+    for part in parts[start:]:
+        if kind == "module":
+            target = reexports.get(current, {}).get(part)
+            if target is not None:
+                via.append(f"{current}.{part} is {target}")
+                current = target
+                kind = "module" if target in modules else _kind_of(target, modules, classes)
+            elif f"{current}.{part}" in modules:
+                current, kind = f"{current}.{part}", "module"
+            else:
+                kind = "class" if part in classes.get(current, ()) else "function"
+                current = f"{current}.{part}"
+        else:
+            current, kind = f"{current}.{part}", "attribute"
+    return Resolved(canonical_module(current), kind, "; ".join(via))
+
+
+def _kind_of(full: str, modules: frozenset[str], classes: dict) -> str:
+    parts = full.split(".")
+    start = _scanned_prefix(parts, modules)
+    if not start:
+        return "unknown"
+    owner, rest = ".".join(parts[:start]), parts[start:]
+    if len(rest) == 1:
+        return "class" if rest[0] in classes.get(owner, ()) else "function"
+    return "attribute"
+
+
+def canonical_module(dotted: str) -> str:
+    top, _, rest = dotted.partition(".")
+    top = OS_ALIASES.get(top, top)
+    return f"{top}{'.' + rest if rest else ''}"
+
+
+def _under(full: str, prefixes: tuple[str, ...]) -> str | None:
+    for prefix in prefixes:
+        if full == prefix or full.startswith(prefix + "."):
+            return prefix
+    return None
+
+
+def is_plain_data_class(resolved: Resolved) -> bool:
+    if resolved.name in PLAIN_DATA_CLASSES:
+        return True
+    return resolved.kind == "class" and _under(resolved.name, PLAIN_DATA_PREFIXES) is not None
+
+
+def danger(module: str, name: str, resolved: Resolved | None = None) -> str | None:
+    """Why the global ``module.name`` can run code, or None when it cannot (judged as what it resolves to)."""
     module = PY2_MODULES.get(module, module)
     full = f"{module}.{name}"
     for part in name.split(".")[1:] if "." in name else []:
@@ -130,18 +279,52 @@ def danger(module: str, name: str) -> str | None:
             return f"attribute walk through {part} reaches interpreter internals"
     if _DUNDER.match(name.split(".")[0]) and name.split(".")[0] not in _ALLOWED_DUNDER:
         return f"{name.split('.')[0]} reaches interpreter internals"
-    if full in BENIGN_IN_DANGEROUS or full in BENIGN_FUNCTIONS:
+    resolved = resolved or resolve(module, name)
+    target = resolved.name
+    reexport = f" ({full} resolves to {target}: {resolved.via})" if resolved.via else ""
+    if target in BENIGN_IN_DANGEROUS or target in BENIGN_FUNCTIONS or full in BENIGN_IN_DANGEROUS or full in BENIGN_FUNCTIONS:
         return None
-    if full in NESTED_LOADERS:
-        return f"{full} unpickles nested data with the full (unsafe) unpickler"
-    top = module.split(".")[0]
+    if target in NESTED_LOADERS or full in NESTED_LOADERS:
+        return f"{target} unpickles nested data with the full (unsafe) unpickler{reexport}"
+    if target in CODE_RUNNING_CLASSES:
+        return f"{target} opens files or sockets, or runs template code, when it is built{reexport}"
+    top = target.split(".")[0]
     if top == "builtins":
-        return f"{full} is a builtin that is not a plain-data constructor; it runs or reaches code at load time"
+        return f"{target} is a builtin that is not a plain-data constructor; it runs or reaches code at load time{reexport}"
     if top in DANGEROUS_MODULES:
-        return f"module {top} can run commands, import code or touch files"
+        return f"module {top} can run commands, import code or touch files{reexport}"
+    prefix = _under(target, CODE_RUNNING_PREFIXES)
+    if prefix:
+        return f"{prefix} objects open files, sockets or processes, or run template code, when built or called{reexport}"
     for prefix in DANGEROUS_PREFIXES:
-        if full == prefix or full.startswith(prefix + ".") or (prefix.endswith("_") and full.startswith(prefix)):
-            if prefix in CLASS_SAFE_PREFIXES and is_class_like(name):
+        if target == prefix or target.startswith(prefix + ".") or (prefix.endswith("_") and target.startswith(prefix)):
+            if _class_exempt(prefix, target, name, resolved):
                 return None
-            return f"{prefix} can run code or load files"
+            return f"{prefix} can run code or load files{reexport}"
+    walk = _unresolved_walk(module, name, resolved)
+    if walk:
+        return walk
+    return None
+
+
+def _class_exempt(prefix: str, target: str, name: str, resolved: Resolved) -> bool:
+    if prefix not in CLASS_SAFE_PREFIXES or _under(target, CLASS_UNSAFE_PREFIXES):
+        return False
+    if resolved.kind == "class":
+        return True
+    # Libraries the table does not cover (transformers): a CapWords name defined at module level.
+    return resolved.kind == "unknown" and not target.startswith("torch") and "." not in name and is_class_like(name)
+
+
+def _unresolved_walk(module: str, name: str, resolved: Resolved) -> str | None:
+    """A dotted name whose intermediate parts cannot be shown to be classes: it may walk into a
+    re-exported module (``mypkg`` + ``sub.Popen``), so it fails closed."""
+    if "." not in name or resolved.kind != "unknown":
+        return None
+    intermediate = name.split(".")[:-1]
+    for part in intermediate:
+        if part in DANGEROUS_MODULES or part in OS_ALIASES:
+            return f"attribute walk {module}.{name} goes through {part}, the name of a module that can run commands"
+    if resolved.kind == "unknown" and any(not is_class_like(part) for part in intermediate):
+        return f"attribute walk {module}.{name} goes through a lower-case attribute that cannot be resolved (possibly a re-exported module)"
     return None

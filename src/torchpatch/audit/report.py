@@ -14,11 +14,12 @@ EXIT_CODES = {"safe": 0, "needs-allowlist": 1, "malicious": 3, "unreadable": 3}
 RULES = {
     "TPA000": "verdict: what torch.load(weights_only=True) does with the file and whether it is malicious",
     "TPA001": "a global or call that can run code at load time",
+    "TPA002": "a class the pickle builds that torchpatch has not reviewed (its __init__/__setstate__ runs at load)",
     "TPA101": "a pickle that breaks before STOP",
     "TPA102": "nested pickle bytes unpickled with the full unpickler",
     "TPA103": "storage size does not match its declared element count",
     "TPA104": "a call on a literal value (the load fails, nothing runs)",
-    "TPA201": "duplicate zip records (torch reads the first, zipfile the last)",
+    "TPA201": "duplicate zip records (torch's miniz lookup and Python's zipfile read different copies)",
     "TPA202": "zip record outside the archive folder (torch refuses the archive)",
     "TPA203": "unexpected tar member",
     "TPA204": "compressed record (torch.save never compresses)",
@@ -47,6 +48,7 @@ def as_dict(report: Report) -> dict[str, Any]:
         "reason": report.reason,
         "globals": [g.as_dict() for g in report.globals],
         "allowlist": report.allowlist,
+        "review": report.review,
         "snippet": report.snippet,
         "findings": [
             {"member": f.member, "offset": f.offset, "severity": f.severity, "code": f.code, "message": f.message}
@@ -68,8 +70,10 @@ def render_full(reports: list[Report], skipped: int = 0) -> str:
         for finding in report.findings:
             where = f"{finding.member}@{finding.offset}" if finding.member else "file"
             lines.append(f"  {finding.code} {finding.severity}: {finding.message} [{where}]")
-        if report.allowlist:
-            lines.append(f"  allowlist: {', '.join(report.allowlist)}")
+        if report.allowlist or report.review:
+            lines.append(f"  allowlist: {', '.join(report.allowlist) or '(none)'}")
+            if report.review:
+                lines.append(f"  review before trusting (not in the allowlist): {', '.join(report.review)}")
             lines.extend("    " + line for line in report.snippet.splitlines())
     counts = {verdict: sum(r.verdict == verdict for r in reports) for verdict in EXIT_CODES}
     summary = ", ".join(f"{n} {verdict}" for verdict, n in counts.items() if n)
