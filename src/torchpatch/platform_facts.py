@@ -59,6 +59,9 @@ class Build:
     verified: bool
     source: str
     note: str
+    #: The CUDA update the build was made with (``"12.4.1"``), read from the wheel's nvidia-cuda-runtime pin;
+    #: empty when nobody read it.
+    cuda_update: str = ""
 
     @property
     def cuda(self) -> str | None:
@@ -99,6 +102,10 @@ class Release:
     builds: tuple[Build, ...]
     source: str
     note: str
+    #: Every patch release on PyPI, oldest first (``("2.12.0", "2.12.1")``).
+    patches: tuple[str, ...] = ()
+    #: The torchao minor release built for this torch (``"0.18"``); empty when none is known.
+    torchao: str = ""
 
     def supports_python(self, python: tuple[int, int]) -> bool:
         return self.python_min <= python[:2] <= self.python_max
@@ -122,6 +129,43 @@ class DriverRequirement:
     minor_compat_text: str
     source: str
     note: str
+    #: CUDA update (``"12.8.1"``) → the driver NVIDIA lists for it, for builds that name their update.
+    updates: tuple[tuple[str, str], ...] = ()
+
+    def toolkit_for(self, update: str) -> tuple[tuple[int, ...], str]:
+        """(driver, its text) for a build made with ``update``; the row's own minimum when the update is unknown."""
+        text = dict(self.updates).get(update, self.toolkit_text)
+        return dotted(text), text
+
+
+@dataclass(frozen=True)
+class GpuGeneration:
+    """The NVIDIA driver branches that can drive a range of compute capabilities."""
+
+    name: str
+    first_arch: tuple[int, int]
+    last_arch: tuple[int, int]
+    #: Oldest driver branch (the major number, e.g. 570) that knows these GPUs.
+    first_branch: int
+    #: Newest branch that still supports them; None while NVIDIA still supports them.
+    last_branch: int | None
+    source: str
+    note: str
+
+    def covers(self, cap: tuple[int, int]) -> bool:
+        return self.first_arch <= cap <= self.last_arch
+
+    def driven_by(self, driver: tuple[int, ...]) -> bool:
+        branch = driver[0]
+        return branch >= self.first_branch and (self.last_branch is None or branch <= self.last_branch)
+
+    @property
+    def branches_text(self) -> str:
+        if self.last_branch is None:
+            return f"R{self.first_branch} or newer"
+        if self.first_branch <= 0:
+            return f"R{self.last_branch} or older"
+        return f"R{self.first_branch} to R{self.last_branch}"
 
 
 @dataclass(frozen=True)
@@ -172,6 +216,7 @@ def _build(row: dict[str, Any], release_abi: bool, release_tag: str) -> Build:
         verified=bool(row.get("verified", False)),
         source=row["source"],
         note=row.get("note", ""),
+        cuda_update=row.get("cuda_update", ""),
     )
 
 
@@ -197,6 +242,8 @@ def releases() -> tuple[Release, ...]:
                 builds=tuple(_build(build, abi, row["platform_tag"]) for build in row["builds"]),
                 source=row["source"],
                 note=row.get("note", ""),
+                patches=tuple(row.get("patches", [row["latest_patch"]])),
+                torchao=row.get("torchao", ""),
             )
         )
     return tuple(sorted(rows, key=lambda release: release.version))
@@ -231,6 +278,7 @@ def driver_requirements() -> tuple[DriverRequirement, ...]:
             minor_compat_text=row["minor_compat_driver"],
             source=row["source"],
             note=row.get("note", ""),
+            updates=tuple(sorted((str(key), str(value)) for key, value in row.get("updates", {}).items())),
         )
         for row in _table()["cuda_driver"]
     )
@@ -240,6 +288,38 @@ def driver_requirement(cuda: str) -> DriverRequirement | None:
     """Driver minimums for a CUDA version such as ``"12.6"`` (``"12.6.3"`` is matched on major.minor)."""
     major_minor = ".".join(str(cuda).split(".")[:2])
     return next((row for row in driver_requirements() if row.cuda == major_minor), None)
+
+
+def is_known_patch(version: str) -> bool:
+    """Whether ``"2.11.0"`` is a torch release on PyPI (``"2.11.7"`` is not); local labels are ignored."""
+    try:
+        row = release(version)
+        public = _release_part(version)
+    except ValueError:
+        return False
+    return row is not None and public in row.patches
+
+
+@lru_cache(maxsize=1)
+def gpu_generations() -> tuple[GpuGeneration, ...]:
+    """Which driver branches drive which GPUs, oldest generation first."""
+    return tuple(
+        GpuGeneration(
+            name=row["name"],
+            first_arch=capability(row["first_arch"]),
+            last_arch=capability(row["last_arch"]),
+            first_branch=int(row["first_branch"]),
+            last_branch=int(row["last_branch"]) if row.get("last_branch") else None,
+            source=row["source"],
+            note=row.get("note", ""),
+        )
+        for row in _table()["gpu_generation"]
+    )
+
+
+def gpu_generation(cap: tuple[int, int]) -> GpuGeneration | None:
+    """The generation of a compute capability (sm_89 → Ada); None when the table has no row for it."""
+    return next((row for row in gpu_generations() if row.covers(cap)), None)
 
 
 @lru_cache(maxsize=1)

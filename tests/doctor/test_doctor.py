@@ -294,7 +294,9 @@ def test_build_kernel_rule_same_major_and_ptx() -> None:
     assert cu130.runs_on((8, 9))  # sm_86 kernels serve Ada
     assert cu130.runs_on((12, 1))  # sm_120 cubins serve GB10
     assert not cu130.runs_on((7, 0))
-    assert cu130.runs_on((13, 0))  # compute_120 PTX is JIT-compiled for newer GPUs
+    # The real 2.13.0 cu130 wheel's arch flags are sm_75 ... sm_120 with no compute_120: no PTX, so a
+    # GPU newer than sm_12x finds no kernel.
+    assert cu130.ptx is None and not cu130.runs_on((13, 0))
 
 
 # --- the real machine ------------------------------------------------------------------------------
@@ -320,16 +322,10 @@ def test_real_probe_against_installed_torch(capsys: pytest.CaptureFixture[str], 
     codes = {finding["code"] for finding in report["findings"]}
     assert not {"DR004", "DR005", "DR020", "DR040", "DR041", "DR050", "DR051"} & codes
     assert code == (1 if any(f["severity"] in ("error", "warning") for f in report["findings"]) else 0)
-    # The table's Python range for this release equals the wheel's own classifiers.
+    # The table's Python range for this release is where PyPI has wheels (2.13.0's classifiers say 3.15,
+    # but no cp315 wheel exists: wheel-facts.json, from bench/doctor_wheel_facts.py).
     release = facts.release(torch["version"])
     assert release is not None
-    classifiers = metadata.metadata("torch").get_all("Classifier") or []
-    pythons = sorted(
-        tuple(int(part) for part in line.rsplit(":: ", 1)[1].split("."))
-        for line in classifiers
-        if line.startswith("Programming Language :: Python :: 3.")
-    )
-    assert (pythons[0], pythons[-1]) == (release.python_min, release.python_max)
     assert report["python"]["supported_range"] == [
         f"{release.python_min[0]}.{release.python_min[1]}",
         f"{release.python_max[0]}.{release.python_max[1]}",
@@ -405,3 +401,338 @@ def test_old_glibc_rules_out_manylinux_2_28(capsys: pytest.CaptureFixture[str]) 
     assert "cu126 is manylinux_2_28_x86_64: it needs glibc >= 2.28, this system has 2.17" in finding["message"]
     # 2.6.0 cu124 (manylinux1 file name) is the newest wheel CentOS 7 can install; its cu126 build is 2_28.
     assert finding["fix"] == "pip install torch==2.6.0 --index-url https://download.pytorch.org/whl/cu124"
+
+
+# --- issue 14: one plan, builds that exist, drivers that drive, breakages reported ------------------
+
+WHEEL_FACTS = json.loads((Path(__file__).parent / "wheel-facts.json").read_text(encoding="utf-8"))
+
+
+def load(name: str, **changes: object) -> probes.Environment:
+    recording = json.loads((RECORDINGS / f"{name}.json").read_text(encoding="utf-8"))
+    recording.update(changes)
+    return probes.recorded_environment(recording)
+
+
+def test_python_range_is_where_wheels_exist() -> None:
+    for release in facts.releases():
+        pythons = [
+            tuple(int(part) for part in python.split("."))
+            for python, versions in WHEEL_FACTS["cp_wheels"].items()
+            if any(version in release.patches for version in versions)
+        ]
+        assert (min(pythons), max(pythons)) == (release.python_min, release.python_max), release.version
+    assert facts.python_range("2.13") == ((3, 10), (3, 14))  # no cp315 wheel, whatever the classifiers say
+
+
+def test_default_builds_match_the_real_wheels() -> None:
+    for version, wheel in WHEEL_FACTS["default_builds"].items():
+        release = facts.release(version)
+        assert release is not None and version in release.patches
+        tag = wheel["version_py"].split("+")[1]
+        build = release.build(tag)
+        assert build is not None and build.verified, version
+        flags = wheel["arch_flags"].split()
+        assert not [flag for flag in flags if flag.startswith("compute_")]  # no PTX in any of them
+        assert build.ptx is None
+        assert [facts.capability(flag) for flag in flags] == list(build.archs), version
+        # The CUDA update the build was made with picks its toolkit driver (cu124 → 550.54.15, cu128 → 570.124.06).
+        requirement = facts.driver_requirement(build.cuda)
+        assert requirement is not None
+        runtime = wheel["cuda_runtime_pin"].split("==")[1]
+        assert build.cuda_update.startswith(build.cuda)
+        if build.cuda_update in dict(requirement.updates):
+            assert requirement.toolkit_for(build.cuda_update)[0] <= requirement.toolkit_driver
+        assert runtime.startswith(build.cuda), version
+    assert facts.driver_requirement("12.4").toolkit_text == "550.54.15"
+    assert facts.driver_requirement("12.8").toolkit_text == "570.124.06"
+
+
+@pytest.mark.parametrize(
+    ("gpu", "driver", "generation"),
+    [("sm_100", "535", "Blackwell"), ("sm_120", "565.57.01", "Blackwell"), ("sm_90", "515.65.01", "Hopper"),
+     ("sm_89", "510.47.03", "Ada"), ("sm_70", "590.44.01", "Volta"), ("sm_61", "595.58.03", "Pascal")],
+)
+def test_driver_that_cannot_drive_the_gpu_refuses_every_plan(
+    gpu: str, driver: str, generation: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = run_doctor(["--gpu", gpu, "--driver", driver, "--output-format", "json"], capsys)
+    report = json.loads(out)
+    assert code == 1 and report["plan"] is None
+    [finding] = report["findings"]
+    assert finding["code"] == "DR060" and finding["fix"] == ""
+    assert f"driver {driver} cannot drive {gpu}: {generation} GPUs need driver branch" in finding["message"]
+
+
+def test_blackwell_with_r570_fits(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run_doctor(["--gpu", "sm_100", "--driver", "570.124.06", "--output-format", "json"], capsys)
+    plan = json.loads(out)["plan"]
+    # 2.11 is the last release with a CUDA 12.8 build; the CUDA 13 builds need R580.
+    assert code == 0 and (plan["version"], plan["build"], plan["driver_mode"]) == ("2.11.0", "cu128", "full")
+
+
+def test_python_315_plans_the_release_that_has_its_wheel(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run_doctor(["--gpu", "sm_90", "--driver", "580.95.05", "--python", "3.15", "--output-format", "json"], capsys)
+    assert code == 0 and json.loads(out)["plan"]["version"] == "2.15.0"
+    code, out = run_doctor(["--gpu", "none", "--python", "3.15", "--target-torch", "2.13", "--output-format", "json"], capsys)
+    [finding] = [f for f in json.loads(out)["findings"] if f["code"] == "DR060"]
+    assert code == 1 and "3.10–3.14 only" in finding["message"]
+
+
+def test_driver_text_is_printed_as_given(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out = run_doctor(["--gpu", "sm_70", "--driver", "580.95.05", "--target-torch", "2.15"], capsys)
+    assert "driver 580.95.05" in out and "580.95.5" not in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--target-torch", "2.11.7"], "torch 2.11 has no such release on PyPI (its releases: 2.11.0)"),
+        (["--python", "3.99"], "--python 3.99: no torch release"),
+        (["--gpu", ""], "--gpu needs an architecture"),
+        (["--gpu", " , "], "--gpu needs an architecture"),
+    ],
+)
+def test_more_bad_input(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from torchpatch.frontends import cli
+
+    assert cli.main(["doctor", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"nvidia_smi": 5}, "'nvidia_smi' must be a string, not int"),
+        ({"packages": {"torch": "2.13.0"}}, "'packages' must be a list"),
+        ({"packages": [{"name": "torch"}]}, "'packages[0]' has no 'version'"),
+        ({"python": 3.12}, "'python' must be a string"),
+        ({"python": "2.7.18"}, "not a CPython 3 version"),
+        ({"torch_probe": {"importable": True, "version": "2.13.0", "devices": [{"index": 0, "capability": 8.6}]}},
+         "torch_probe.devices[0]"),
+        ({"extensions": [{"distribution": "x", "version": "1", "path": "x.so", "undefined": "abc"}]},
+         "'extensions[0].undefined' must be a list"),
+    ],
+)
+def test_recording_with_wrong_types_is_a_one_line_error(
+    change: dict, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from torchpatch.frontends import cli
+
+    recording = json.loads((RECORDINGS / "healthy-a100-cu130.json").read_text(encoding="utf-8"))
+    recording.update(change)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(recording), encoding="utf-8")
+    assert cli.main(["doctor", "--environment", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "internal error" not in err
+
+
+def test_every_fix_in_one_run_is_the_plan_or_part_of_it() -> None:
+    # torch 2.5.1 (cu124) on an A100 (driver 550.54.15, Python 3.10) with torchvision 0.20.1 and torchaudio
+    # 2.5.1: every finding moves to the same release, build and companion versions.
+    env = load("glibc-217-centos7")
+    env.platform["glibc"] = "2.35"
+    env.packages.extend(
+        [
+            probes.Package("torchvision", "0.20.1", ("torch==2.5.1",)),
+            probes.Package("torchaudio", "2.5.1", ("torch==2.5.1",)),
+        ]
+    )
+    diagnosis = diagnose(env)
+    plan = diagnosis.plan
+    assert plan is not None and (plan.choice.version, plan.choice.build.tag) == ("2.14.1", "cu126")
+    expected = (
+        "pip install torch==2.14.1 torchvision==0.29.* torchaudio==2.11.* --index-url https://download.pytorch.org/whl/cu126"
+    )
+    assert diagnosis.plan_command == expected
+    fixes = {finding.fix for finding in diagnosis.findings if finding.fix}
+    assert fixes == {expected}
+
+
+def test_dr040_and_dr052_agree_on_the_companion() -> None:
+    # torchvision 0.23.0 (built for torch 2.8, links CUDA 12) under torch 2.13.0+cpu: DR040 and DR052 give
+    # the same command, the torchvision of the matrix from the CPU index, not 0.23.0 again.
+    recording = json.loads((RECORDINGS / "companion-links-other-cuda.json").read_text(encoding="utf-8"))
+    recording["torch_probe"].update(version="2.13.0+cpu", cuda=None, arch_flags=None, devices=[])
+    recording["nvidia_smi"] = ""
+    recording["packages"] = [
+        {"name": "torch", "version": "2.13.0+cpu", "requires": []},
+        {"name": "torchvision", "version": "0.23.0", "requires": ["torch==2.8.0"]},
+    ]
+    recording["extensions"][0].update(version="0.23.0", needed=["libc10.so", "libcudart.so.12"])
+    env = probes.recorded_environment(recording)
+    by_code = {finding.code: finding for finding in diagnose(env).findings}
+    command = "pip install torchvision==0.28.* --index-url https://download.pytorch.org/whl/cpu"
+    assert by_code["DR040"].fix == by_code["DR052"].fix == command
+
+
+def test_companion_index_is_one_that_has_the_build() -> None:
+    from torchpatch.doctor.plan import companion_step
+
+    release = facts.release("2.13")
+    step = companion_step(release, release.build("cu132"), "torchaudio", "2.11.0")
+    # torchaudio 2.11 came with torch 2.11, which has no cu132 build: its cu130 build links the same CUDA 13.
+    assert (step.requirement, step.index_url) == ("torchaudio==2.11.*", "https://download.pytorch.org/whl/cu130")
+    step = companion_step(release, release.build("cu126"), "torchaudio", "2.11.0")
+    assert step.index_url == "https://download.pytorch.org/whl/cu126"
+    for row in facts.releases():
+        for build in row.builds:
+            for name in ("torchvision", "torchaudio"):
+                step = companion_step(row, build, name, "0")
+                if step.index_url:
+                    home = next(r for r in facts.releases() if getattr(r, name) == getattr(row, name))
+                    assert step.index_url.rsplit("/", 1)[1] in {b.tag for b in home.builds}, (row.version, build.tag, name)
+
+
+def test_no_torch_fills_the_json_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run_doctor(["--environment", str(RECORDINGS / "torch-missing.json"), "--output-format", "json"], capsys)
+    report = json.loads(out)
+    assert code == 1 and report["plan"]["command"] == report["findings"][0]["fix"]
+    assert (report["plan"]["version"], report["plan"]["build"]) == ("2.14.1", "cu126")
+
+
+def test_dr010_note_agrees_with_its_fix() -> None:
+    diagnosis = diagnose(load("glibc-217-centos7"))
+    for finding in diagnosis.findings:
+        if finding.code == "DR010":
+            claims_none = "has a wheel for this machine" in finding.message
+            assert claims_none == (finding.fix == ""), finding.message
+
+
+def test_fix_never_picks_a_release_with_an_advisory_when_a_clean_one_fits() -> None:
+    from torchpatch.doctor.plan import affected_by
+
+    for name in ("torch-unknown-old", "torch-import-fails", "extensions-wrong-abi-and-torch", "minor-compat-cubins"):
+        plan = diagnose(load(name)).plan
+        assert plan is not None and not affected_by(plan.choice.version), name
+
+
+@pytest.mark.parametrize(
+    ("install", "command"),
+    [
+        ({"kind": "editable", "path": "/src/ops"}, "pip install --no-build-isolation --no-deps -e /src/ops"),
+        ({"kind": "local", "path": "/src/my ops"}, "pip install --force-reinstall --no-build-isolation --no-deps '/src/my ops'"),
+        ({"kind": "vcs", "url": "https://github.com/x/ops", "vcs": "git", "commit": "abc123"},
+         "pip install --force-reinstall --no-build-isolation --no-deps git+https://github.com/x/ops@abc123"),
+        ({"kind": "index", "installer": "pip"},
+         "pip install --force-reinstall --no-deps --no-build-isolation --no-binary ops ops==1.0"),
+        ({"kind": "unknown", "installer": "conda"}, ""),
+        ({"kind": "archive", "url": "/wheels/ops-1.0-cp311-linux_x86_64.whl"}, ""),
+    ],
+    ids=["editable", "local", "vcs", "index", "conda", "wheel-file"],
+)
+def test_rebuild_command_by_install_kind(install: dict, command: str) -> None:
+    from torchpatch.doctor.checks import rebuild_command
+
+    fix, notes = rebuild_command(probes.Package("ops", "1.0", ("torch",), install), "ops", "1.0")
+    assert fix == command
+    if not fix:
+        assert "cannot know" in notes[0]
+
+
+def test_install_kind_from_real_metadata(tmp_path: Path) -> None:
+    from importlib import metadata
+
+    def dist(files: dict[str, str]) -> metadata.Distribution:
+        info = tmp_path / f"d{len(list(tmp_path.iterdir()))}" / "ops-1.0.dist-info"
+        info.mkdir(parents=True)
+        for name, text in files.items():
+            (info / name).write_text(text, encoding="utf-8")
+        return metadata.PathDistribution(info)
+
+    editable = '{"url": "file:///src/ops", "dir_info": {"editable": true}}'
+    assert probes.install_of(dist({"RECORD": "", "INSTALLER": "pip\n", "direct_url.json": editable})) == {
+        "kind": "editable", "path": "/src/ops", "installer": "pip"}
+    assert probes.install_of(dist({"RECORD": "", "INSTALLER": "pip\n"}))["kind"] == "index"
+    assert probes.install_of(dist({"INSTALLER": "pip\n"}))["kind"] == "unknown"  # no RECORD
+
+
+def test_companion_import_failing_is_reported() -> None:
+    env = load("companion-import-fails")
+    [finding] = [finding for finding in diagnose(env).findings if finding.code == "DR042"]
+    assert "torchao 0.18.0" in finding.message
+
+
+def test_nvidia_pins_like_pip_check() -> None:
+    env = load("nvidia-pins-elsewhere")
+    findings = [finding for finding in diagnose(env).findings if finding.code == "DR041"]
+    messages = " ".join(finding.message for finding in findings)
+    assert "nvidia-cudnn-cu13==9.24.0.43" in messages and "nvidia-cuda-runtime" in messages
+    assert 'pip install "nvidia-cudnn-cu13==9.24.0.43"' in {finding.fix for finding in findings}
+
+
+def test_torch_warnings_are_shown() -> None:
+    recording = json.loads((RECORDINGS / "healthy-a100-cu130.json").read_text(encoding="utf-8"))
+    warning = "Found GPU0 Tesla K80 which is of cuda capability 3.7. PyTorch no longer supports this GPU"
+    recording["torch_probe"]["warnings"] = [warning]
+    env = probes.recorded_environment(recording)
+    diagnosis = diagnose(env)
+    assert warning in render_full(env, diagnosis)
+    assert to_json(env, diagnosis)["torch"]["warnings"] == [warning]
+
+
+def test_probe_crash_names_the_signal() -> None:
+    assert probes.crash_text(-7, "").startswith("killed by SIGBUS (bus error")
+    assert probes.crash_text(-4, "").startswith("killed by SIGILL (illegal instruction")
+    assert probes.crash_text(1, "Traceback\nImportError: x\n") == "ImportError: x"
+
+
+def test_probe_of_a_bus_error(tmp_path: Path) -> None:
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\nkill -BUS $$\n", encoding="utf-8")
+    python.chmod(0o755)
+    probe, error = probes.probe_torch_subprocess(str(python), timeout=10)
+    assert probe is None and "SIGBUS (bus error" in error
+
+
+def test_hanging_import_leaves_no_process_behind(tmp_path: Path) -> None:
+    import os
+    import time
+
+    pid_file = tmp_path / "child.pid"
+    python = tmp_path / "python"
+    # A "python" whose import hangs and that started a background helper, as a CUDA init can.
+    python.write_text(f"#!/bin/sh\nsleep 300 &\necho $! > {pid_file}\nsleep 300\n", encoding="utf-8")
+    python.chmod(0o755)
+    probe, error = probes.probe_torch_subprocess(str(python), timeout=1)
+    assert probe is None and "longer than 1 s" in error
+    helper = int(pid_file.read_text())
+    for _ in range(50):
+        try:
+            os.kill(helper, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"process {helper} outlived the probe")
+
+
+def test_report_has_what_collect_env_gives(capsys: pytest.CaptureFixture[str]) -> None:
+    env = load("nvidia-pins-elsewhere")
+    text = render_full(env, diagnose(env))
+    for label in ("OS", "Kernel", "C library", "CPU", "GCC", "CUDA", "cuDNN"):
+        assert f"\n{label:10}" in text, label
+    assert "numpy 2.4.6" in text and "nvidia-cudnn-cu13 9.23.0.1" in text
+    system = probes.system_facts()
+    assert {"os", "kernel", "libc", "gcc", "nvcc", "cpu", "cpu_count"} <= set(system)
+
+
+def test_stale_extension_found_through_the_import_system(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An editable install: the dist-info has no .so in RECORD; the package lives in a source tree on sys.path.
+    from importlib import metadata
+
+    tree = tmp_path / "src"
+    (tree / "ops").mkdir(parents=True)
+    (tree / "ops" / "__init__.py").write_text("", encoding="utf-8")
+    (tree / "ops" / "_C.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF")
+    site = tmp_path / "site"
+    info = site / "ops-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Name: ops\nVersion: 1.0\nRequires-Dist: torch\n", encoding="utf-8")
+    (info / "RECORD").write_text("__editable__.ops-1.0.pth,,\n", encoding="utf-8")
+    (info / "top_level.txt").write_text("ops\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tree))
+    files = probes._extension_files(metadata.PathDistribution(info))
+    assert [path.name for path in files] == ["_C.cpython-311-x86_64-linux-gnu.so"]

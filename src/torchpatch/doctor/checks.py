@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
@@ -11,8 +12,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion
 
 from torchpatch import platform_facts as facts
-from torchpatch.doctor.plan import MINOR_COMPAT, Choice, Machine, best_release, choose, companion_pin
-from torchpatch.doctor.probes import Environment, GPU
+from torchpatch.doctor.plan import PLANNED_COMPANIONS, MINOR_COMPAT, Machine, Plan, make_plan, undriven_gpus
+from torchpatch.doctor.probes import GPU, Environment, Package, TorchInstall
 from torchpatch.platform_facts import Release, capability, capability_text
 
 SEVERITIES = ("error", "warning", "info")
@@ -35,7 +36,11 @@ FINDINGS: dict[str, tuple[str, str]] = {
     "DR030": ("driver-too-old", "the NVIDIA driver is older than the build's CUDA major needs"),
     "DR031": ("driver-minor-compat", "the driver runs the build only through minor-version compatibility"),
     "DR040": ("companion-mismatch", "an installed package pins a torch other than the installed one"),
-    "DR041": ("torch-requirement-mismatch", "a package torch pins (e.g. triton) has another version installed"),
+    "DR041": (
+        "torch-requirement-mismatch",
+        "a package torch pins (triton, nvidia-*, cuda-toolkit) has another version installed",
+    ),
+    "DR042": ("companion-import-fails", "a companion's import fails, or it was not made for the installed torch"),
     "DR050": ("extension-abi-mismatch", "a compiled extension uses the other C++ string ABI than torch"),
     "DR051": (
         "extension-built-for-other-torch",
@@ -65,7 +70,7 @@ class Finding:
 @dataclass
 class Diagnosis:
     findings: list[Finding]
-    plan: Choice | None
+    plan: Plan | None
     plan_release: Release | None
     plan_reasons: list[str]
     companions: list[str]
@@ -78,7 +83,8 @@ class Diagnosis:
 
 @dataclass
 class Context:
-    """One doctor run: the environment, the release under examination and the machine it must fit."""
+    """One doctor run: the environment, the release under examination, the machine it must fit and the
+    one plan every finding's fix comes from."""
 
     env: Environment
     installed: Release | None
@@ -86,40 +92,33 @@ class Context:
     target_patch: str | None
     machine: Machine
     companions: list[str]
+    plan: Plan | None = None
+    plan_reasons: list[str] = field(default_factory=list)
 
     @property
     def release(self) -> Release | None:
         return self.target or self.installed
 
-    def command(self, choice: Choice) -> str:
-        torch = self.env.torch
-        same = torch is not None and torch.public_version == choice.version
-        return choice.command(self.companions, replace_same_version=same)
+    def plan_fix(self) -> tuple[str, list[str]]:
+        """The whole plan as a command, and its notes."""
+        if self.plan is None:
+            return "", [self.no_plan_note()]
+        command = self.plan.command()
+        if not command:
+            return "", [f"the installed {self.plan.choice.label} is already the newest release that fits this machine"]
+        return command, list(self.plan.notes)
 
-    def best_fix(self, at_least: str | None = None, release: Release | None = None) -> tuple[str, list[str]]:
-        """The install command for this machine: in ``release`` if given and it fits, else the newest that does."""
-        if release is not None:
-            choice, reasons = choose(release, self.machine)
-            if choice is not None:
-                return self.command(self._pinned(choice)), list(choice.notes)
-        choice = best_release(self.machine, at_least=at_least)
-        if choice is None:
-            return "", ["no release torchpatch knows has a wheel for this machine"]
-        if self.is_installed(choice):
-            return "", [f"the installed {choice.label} is already the newest release that fits this machine"]
-        return self.command(choice), list(choice.notes)
+    def no_plan_note(self) -> str:
+        undriven = undriven_gpus(self.machine)
+        if undriven:
+            return "; ".join(undriven) + ": upgrade the NVIDIA driver first"
+        return "no release torchpatch knows has a wheel for this machine"
 
-    def is_installed(self, choice: Choice) -> bool:
-        torch = self.env.torch
-        if torch is None or torch.public_version != choice.version:
-            return False
-        tag = "cpu" if torch.build == "cpu" else _tag_of(torch.cuda) if torch.build == "cuda" and torch.cuda else ""
-        return tag == choice.build.tag
-
-    def _pinned(self, choice: Choice) -> Choice:
-        if self.target is not None and choice.release is self.target and self.target_patch:
-            return Choice(choice.release, choice.build, self.target_patch, choice.driver_mode, choice.notes)
-        return choice
+    def after_plan(self, command: str) -> str:
+        """``command`` run after the plan's torch change, when the plan changes torch."""
+        if self.plan is not None and self.plan.torch_changes and self.plan.command():
+            return f"{self.plan.command()} && {command}"
+        return command
 
 
 def machine_of(env: Environment) -> Machine:
@@ -141,6 +140,7 @@ def machine_of(env: Environment) -> Machine:
         driver=driver,
         nvidia=bool(env.gpus) or driver is not None,
         glibc=glibc,
+        driver_text=env.driver or "",
     )
 
 
@@ -164,14 +164,12 @@ def check_torch_present(ctx: Context) -> list[Finding]:
     if ctx.env.planning:
         return []
     if torch is None:
-        fix, notes = ctx.best_fix(release=ctx.target)
+        fix, notes = ctx.plan_fix()
         return [Finding("DR003", "warning", f"torch is not installed for Python {ctx.env.python_text}", fix, notes)]
     findings = []
     if not torch.importable:
-        release = ctx.installed
-        build = _installed_build(ctx)
-        if release is not None and build is not None:
-            fix = f"pip uninstall -y torch && pip install torch=={torch.public_version} --index-url {build.index_url}"
+        if ctx.plan is not None:
+            fix = ctx.plan.command() if ctx.plan.torch_changes else ctx.plan.torch_command()
         else:
             fix = f"pip install --force-reinstall torch=={torch.public_version}"
         findings.append(
@@ -204,7 +202,7 @@ def check_python(ctx: Context) -> list[Finding]:
     findings = []
     if not release.supports_python(python):
         what = "the target" if ctx.target is not None else "the installed"
-        fix, notes = ctx.best_fix()
+        fix, notes = ctx.plan_fix()
         if fix:
             notes = [f"or keep torch {release.version} and use Python {release.python_range_text}", *notes]
         else:
@@ -246,13 +244,18 @@ def check_advisories(ctx: Context) -> list[Finding]:
             continue
         if not affected:
             continue
-        fix, notes = ctx.best_fix(at_least=advisory.fixed)
         alias = f" / {advisory.alias}" if advisory.alias else ""
         message = (
             f"torch {torch.version} is affected by {advisory.id}{alias} (fixed in {advisory.fixed}): {advisory.summary}"
         )
-        if not fix:
-            message += f"; no torch >= {advisory.fixed} has a wheel for this machine, so only avoid loading untrusted checkpoints"
+        plan = ctx.plan
+        if plan is not None and not advisory.affects(plan.choice.version):
+            fix, notes = ctx.plan_fix()
+        else:
+            fix, notes = "", []
+            message += (
+                f"; no torch >= {advisory.fixed} has a wheel for this machine, so only avoid loading untrusted checkpoints"
+            )
         findings.append(Finding("DR010", advisory.severity, message, fix, [*notes, f"source: {advisory.source}"]))
     return findings
 
@@ -313,7 +316,7 @@ def check_gpus(ctx: Context) -> list[Finding]:
             )
         )
     if torch.build == "cpu" and env.gpus:
-        fix, notes = ctx.best_fix(release=ctx.target or ctx.installed)
+        fix, notes = ctx.plan_fix()
         findings.append(
             Finding(
                 "DR021",
@@ -325,10 +328,7 @@ def check_gpus(ctx: Context) -> list[Finding]:
             )
         )
     if torch.build == "cuda" and not env.gpus and not env.driver:
-        cpu = ctx.installed.build("cpu") if ctx.installed else None
-        fix = ""
-        if cpu is not None:
-            fix = f"pip uninstall -y torch && pip install torch=={torch.public_version} --index-url {cpu.index_url}"
+        fix, _ = ctx.plan_fix()
         findings.append(
             Finding(
                 "DR022",
@@ -351,7 +351,7 @@ def check_gpus(ctx: Context) -> list[Finding]:
         has_cubin = any(arch[0] == cap[0] and arch[1] <= cap[1] for arch in cubins)
         if has_cubin or (ptx is not None and cap >= ptx):
             continue
-        fix, notes = ctx.best_fix(release=ctx.target or ctx.installed)
+        fix, notes = ctx.plan_fix()
         findings.append(
             Finding(
                 "DR020",
@@ -373,11 +373,12 @@ def check_driver(ctx: Context) -> list[Finding]:
     if requirement is None:
         return []
     driver = ctx.machine.driver
-    toolkit = requirement.toolkit_text
+    build = _installed_build(ctx)
+    toolkit_driver, toolkit = requirement.toolkit_for(build.cuda_update if build else "")
     minimum = requirement.minor_compat_text
     source = f"source: {requirement.source} ({requirement.note})"
     if driver < requirement.minor_compat_driver:
-        fix, notes = ctx.best_fix(release=ctx.target or ctx.installed)
+        fix, notes = ctx.plan_fix()
         return [
             Finding(
                 "DR030",
@@ -389,7 +390,7 @@ def check_driver(ctx: Context) -> list[Finding]:
                 [*notes, f"or upgrade the NVIDIA driver to >= {toolkit}", source],
             )
         ]
-    if driver < requirement.toolkit_driver:
+    if driver < toolkit_driver:
         cubins, ptx, _ = installed_arches(ctx)
         ptx_only = [
             gpu
@@ -399,11 +400,12 @@ def check_driver(ctx: Context) -> list[Finding]:
         severity = "warning" if ptx_only else "info"
         fix = ""
         notes = [source]
-        choice, _ = choose(ctx.target or ctx.installed, ctx.machine) if (ctx.target or ctx.installed) else (None, [])
-        if choice is not None and choice.driver_mode != MINOR_COMPAT and choice.build.tag != _tag_of(torch.cuda):
-            fix = ctx.command(choice)
+        plan = ctx.plan
+        if plan is not None and plan.choice.driver_mode != MINOR_COMPAT and plan.torch_changes:
+            fix = plan.command()
         elif ptx_only:
             fix = f"upgrade the NVIDIA driver to >= {toolkit}"
+            notes = [*undriven_gpus(ctx.machine), *notes]
         detail = (
             f"; {', '.join(_gpu_text(gpu) for gpu in ptx_only)} relies on PTX JIT, which needs the full driver"
             if ptx_only
@@ -454,7 +456,7 @@ def check_packages(ctx: Context) -> list[Finding]:
     if torch is None or env.planning:
         return []
     findings = []
-    build = _installed_build(ctx)
+    plan = ctx.plan
     for package in env.packages:
         if canonicalize_name(package.name) == "torch":
             continue
@@ -464,21 +466,19 @@ def check_packages(ctx: Context) -> list[Finding]:
         name = canonicalize_name(package.name)
         fix = ""
         notes: list[str] = []
-        if name in PINNABLE_COMPANIONS and ctx.installed is not None:
-            pin = companion_pin(ctx.installed, name)
-            index = f" --index-url {build.index_url}" if build is not None else ""
-            if pin:
-                fix = f"pip install {pin}{index}"
-            else:
-                fix = f"pip uninstall -y {name}"
-                notes.append(f"PyPI lists no {name} release for torch {ctx.installed.version} (checked 2026-11-30)")
+        step = plan.step(name) if plan is not None else None
+        if step is not None:
+            fix = plan.companion_command(name) if plan is not None else ""
+            if step.note:
+                notes.append(step.note)
         else:
-            fix = (
-                f'echo "torch=={torch.version}" > torch-constraint.txt && '
+            version = plan.choice.version if plan is not None else torch.public_version
+            fix = ctx.after_plan(
+                f'echo "torch=={version}" > torch-constraint.txt && '
                 f"pip install --upgrade {package.name} -c torch-constraint.txt"
             )
             notes.append(
-                f"pip picks the newest {package.name} whose pin accepts the installed torch, or reports that none does"
+                f"pip picks the newest {package.name} whose pin accepts torch {version}, or reports that none does"
             )
         findings.append(
             Finding(
@@ -490,27 +490,101 @@ def check_packages(ctx: Context) -> list[Finding]:
                 notes,
             )
         )
+    findings.extend(_companion_imports(ctx))
+    findings.extend(_torch_pins(ctx))
+    return findings
+
+
+def _companion_imports(ctx: Context) -> list[Finding]:
+    """DR042: a companion whose import fails under the installed torch (seen by the probe), or that the
+    matrix says was not made for it when the companion declares no torch range (torchao)."""
+    torch, env = ctx.env.torch, ctx.env
+    assert torch is not None
+    findings = []
+    installed = ctx.installed
+    for package in env.packages:
+        name = canonicalize_name(package.name)
+        error = env.import_errors.get(name)
+        if error is None and name in PLANNED_COMPANIONS and installed is not None:
+            declared = _requirement_on(package.requires, "torch", env)
+            if declared is not None and str(declared.specifier):
+                continue  # DR040 judges declared ranges
+            made_for = _matrix_releases(name, package.version)
+            if not made_for or installed in made_for:
+                continue
+            span = (
+                f"torch {made_for[0].version}" if len(made_for) == 1 else f"torch {made_for[0].version}–{made_for[-1].version}"
+            )
+            message = (
+                f"{package.name} {package.version} declares no torch range, and platform.toml's matrix pairs it with "
+                f"{span}, not the installed torch {torch.version}: its import fails or its compiled ops are skipped"
+            )
+        elif error is not None:
+            message = f"`import {name.replace('-', '_')}` fails under torch {torch.version}: {error}"
+        else:
+            continue
+        fix = ctx.plan.companion_command(name) if ctx.plan is not None and ctx.plan.step(name) else ""
+        findings.append(Finding("DR042", "error", message, fix))
+    return findings
+
+
+def _matrix_releases(name: str, version: str) -> list[Release]:
+    """The torch releases platform.toml pairs with a companion version (torchao 0.18.0 → 2.11 … 2.15)."""
+    minor = ".".join(version.split("+", 1)[0].split(".")[:2])
+    return [row for row in facts.releases() if getattr(row, name, "") == minor]
+
+
+def _torch_pins(ctx: Context) -> list[Finding]:
+    """DR041: what `pip check` says about torch's own pins (triton, nvidia-*, cuda-toolkit) and, one level
+    down, the pins of those packages (cuda-toolkit[cudart] → nvidia-cuda-runtime)."""
+    env = ctx.env
     torch_package = env.package("torch")
-    if torch_package is not None:
-        for text in torch_package.requires:
+    if torch_package is None or env.torch is None:
+        return []
+    findings = []
+    queue = [(torch_package, frozenset([""]))]
+    seen: set[str] = set()
+    while queue:
+        owner, extras = queue.pop(0)
+        key = canonicalize_name(owner.name)
+        if key in seen:
+            continue
+        seen.add(key)
+        for text in owner.requires:
             try:
                 requirement = Requirement(text)
             except InvalidRequirement:
                 continue
+            if requirement.marker is not None and not any(
+                requirement.marker.evaluate({**env.marker_environment(), "extra": extra}) for extra in extras
+            ):
+                continue
             installed = env.package(requirement.name)
-            if installed is None or not str(requirement.specifier):
+            if installed is None:
                 continue
-            if requirement.marker is not None and not requirement.marker.evaluate(env.marker_environment()):
+            if owner is torch_package:
+                queue.append((installed, frozenset({"", *requirement.extras})))
+            if not str(requirement.specifier) or _satisfied(requirement, installed.version):
                 continue
-            if _satisfied(requirement, installed.version):
-                continue
+            if owner is not torch_package:
+                what = f"torch pins {owner.name}, which pins it"
+            elif "triton" in canonicalize_name(requirement.name):
+                what = "torch.compile's kernels come from it"
+            else:
+                what = "torch loads it"
+            plan = ctx.plan
+            fix = (
+                plan.command()
+                if plan is not None and plan.torch_changes and plan.command()
+                else f'pip install "{requirement.name}{requirement.specifier}"'
+            )
             findings.append(
                 Finding(
                     "DR041",
                     "error",
-                    f"torch {torch.version} requires {requirement.name}{requirement.specifier} but "
-                    f"{installed.name} {installed.version} is installed (torch.compile's kernels come from it)",
-                    f'pip install "{requirement.name}{requirement.specifier}"',
+                    f"{owner.name} {owner.version} requires {requirement.name}{requirement.specifier} but "
+                    f"{installed.name} {installed.version} is installed ({what})",
+                    fix,
                 )
             )
     return findings
@@ -532,6 +606,42 @@ def extension_abi(symbols: tuple[str, ...]) -> str | None:
     return None
 
 
+def rebuild_command(package: Package | None, name: str, version: str) -> tuple[str, list[str]]:
+    """How to rebuild a compiled extension against the installed torch, by the way it was installed."""
+    install = package.install if package is not None else {}
+    kind = install.get("kind", "")
+    where = install.get("path") or install.get("url") or ""
+    quoted = shlex.quote(where) if where else ""
+    if kind == "editable" and where:
+        return (
+            f"pip install --no-build-isolation --no-deps -e {quoted}",
+            [f"{name} is an editable install of {where}: this rebuilds its extensions in place"],
+        )
+    if kind == "local" and where:
+        return f"pip install --force-reinstall --no-build-isolation --no-deps {quoted}", [f"rebuilds {name} from {where}"]
+    if kind == "vcs" and where:
+        commit = install.get("commit", "")
+        target = f"{install.get('vcs', 'git')}+{where}" + (f"@{commit}" if commit else "")
+        return (
+            f"pip install --force-reinstall --no-build-isolation --no-deps {shlex.quote(target)}",
+            [f"rebuilds {name} from the same commit"],
+        )
+    if kind == "archive" and where and not where.endswith(".whl"):
+        return f"pip install --force-reinstall --no-build-isolation --no-deps {quoted}", [f"rebuilds {name} from {where}"]
+    if kind == "index":
+        return (
+            f"pip install --force-reinstall --no-deps --no-build-isolation --no-binary {name} {name}=={version}",
+            [
+                f"builds {name} {version} from its sdist on your index against the installed torch; a prebuilt wheel "
+                "must match torch's version, CUDA and C++ ABI (flash-attn names it cxx11abiTRUE/FALSE)"
+            ],
+        )
+    how = {"archive": f"from the wheel {where}", "unknown": "without pip's records (no RECORD or direct_url.json)"}.get(
+        kind, f"by {install.get('installer') or 'an unknown installer'}"
+    )
+    return "", [f"{name} {version} was installed {how}: torchpatch cannot know how to rebuild it; rebuild it the way it was built, against the installed torch"]
+
+
 def check_extensions(ctx: Context) -> list[Finding]:
     torch, env = ctx.env.torch, ctx.env
     if torch is None or env.planning:
@@ -542,18 +652,26 @@ def check_extensions(ctx: Context) -> list[Finding]:
         torch_abi = build.cxx11_abi if build is not None else ctx.installed.cxx11_abi
     findings = []
     reported: set[str] = set()
+    plan = ctx.plan
     for extension in env.extensions:
         key = canonicalize_name(extension.distribution)
         if key in reported:
             continue
-        rebuild = (
-            f"pip install --force-reinstall --no-deps --no-build-isolation --no-binary {extension.distribution} "
-            f"{extension.distribution}=={extension.distribution_version}"
-        )
+        planned = plan is not None and plan.step(key) is not None
+
+        def fix_for(wrong_build: bool) -> tuple[str, list[str]]:
+            if planned and plan is not None:
+                step = plan.step(key)
+                return plan.companion_command(key, wrong_build=wrong_build), [step.note] if step and step.note else []
+            command, notes = rebuild_command(env.package(extension.distribution), extension.distribution,
+                                             extension.distribution_version)
+            return (ctx.after_plan(command) if command else ""), notes
+
         abi = extension_abi(extension.torch_symbols)
         wanted = None if torch_abi is None else ("cxx11" if torch_abi else "pre-cxx11")
         if abi is not None and wanted is not None and abi != wanted:
             reported.add(key)
+            fix, notes = fix_for(True)
             findings.append(
                 Finding(
                     "DR050",
@@ -561,26 +679,16 @@ def check_extensions(ctx: Context) -> list[Finding]:
                     f"{extension.distribution} {extension.distribution_version} ({extension.path}) was built with the "
                     f"{abi} C++ ABI but torch {torch.version} uses the {wanted} ABI (PyPI wheels switched to "
                     "_GLIBCXX_USE_CXX11_ABI=1 in 2.7): importing it fails with 'undefined symbol'",
-                    rebuild,
-                    [
-                        "rebuilds it from source against the installed torch; a prebuilt wheel must match the ABI "
-                        "(flash-attn names it cxx11abiTRUE/FALSE)"
-                    ],
+                    fix,
+                    notes,
                 )
             )
             continue
         torch_cuda_major = torch.cuda.split(".")[0] if torch.build == "cuda" and torch.cuda else None
         if extension.cuda_runtime and extension.cuda_runtime != torch_cuda_major and torch.build in ("cuda", "cpu"):
             reported.add(key)
-            build = _installed_build(ctx)
             what = f"CUDA {torch.cuda}" if torch_cuda_major else "CPU-only"
-            if key in PINNABLE_COMPANIONS and build is not None:
-                fix = (
-                    f"pip install --force-reinstall --no-deps {extension.distribution}=={extension.distribution_version} "
-                    f"--index-url {build.index_url}"
-                )
-            else:
-                fix = rebuild
+            fix, notes = fix_for(True)
             findings.append(
                 Finding(
                     "DR052",
@@ -590,6 +698,7 @@ def check_extensions(ctx: Context) -> list[Finding]:
                     f"is a {what} build: its compiled ops do not load (torchvision 0.28.0 from PyPI on torch 2.13.0+cpu: "
                     "`import torchvision` raises 'operator torchvision::nms does not exist')",
                     fix,
+                    notes,
                 )
             )
             continue
@@ -604,6 +713,7 @@ def check_extensions(ctx: Context) -> list[Finding]:
                 if stable_only
                 else "it was built against another torch"
             )
+            fix, notes = fix_for(False)
             findings.append(
                 Finding(
                     "DR051",
@@ -611,55 +721,46 @@ def check_extensions(ctx: Context) -> list[Finding]:
                     f"{extension.distribution} {extension.distribution_version} ({extension.path}) imports "
                     f"{len(extension.missing_symbols)} torch symbol(s) that torch {torch.version} does not export "
                     f"(e.g. {sample}): {why}",
-                    rebuild,
+                    fix,
+                    notes,
                 )
             )
     return findings
 
 
-def check_plan(ctx: Context) -> tuple[list[Finding], Choice | None, list[str]]:
-    """In planning mode or with --target-torch: what to install, or DR060 when nothing fits."""
-    if not ctx.env.planning and ctx.target is None:
-        return [], None, []
-    if ctx.target is not None:
-        choice, reasons = choose(ctx.target, ctx.machine)
-        if choice is not None:
-            return [], ctx._pinned(choice), reasons
-        fallback = best_release(ctx.machine)
-        fix = ctx.command(fallback) if fallback else ""
-        notes = list(fallback.notes) if fallback else []
-        if fallback is not None:
-            notes.insert(0, f"newest release that fits: {fallback.label}")
-        return (
-            [
-                Finding(
-                    "DR060",
-                    "error",
-                    f"no torch {ctx.target.version} wheel fits {_machine_text(ctx.machine)}: " + "; ".join(reasons),
-                    fix,
-                    notes,
-                )
-            ],
-            None,
-            reasons,
-        )
-    choice = best_release(ctx.machine)
-    if choice is None:
-        return (
-            [
-                Finding(
-                    "DR060", "error", f"no torch release torchpatch knows has a wheel for {_machine_text(ctx.machine)}"
-                )
-            ],
-            None,
-            [],
-        )
-    return [], choice, []
+def check_plan(ctx: Context) -> list[Finding]:
+    """DR060: the requested release (--target-torch), or in planning mode any release, has no build that fits."""
+    plan = ctx.plan
+    if ctx.target is not None and (plan is None or not plan.requested_fits):
+        fix, notes = ctx.plan_fix() if plan is not None else ("", [ctx.no_plan_note()])
+        if plan is not None:
+            notes.insert(0, f"newest release that fits: {plan.choice.label}")
+        return [
+            Finding(
+                "DR060",
+                "error",
+                f"no torch {ctx.target.version} wheel fits {_machine_text(ctx.machine)}: " + "; ".join(ctx.plan_reasons),
+                fix,
+                notes,
+            )
+        ]
+    if plan is None and ctx.env.planning:
+        return [
+            Finding(
+                "DR060",
+                "error",
+                f"no torch release torchpatch knows has a wheel for {_machine_text(ctx.machine)}"
+                + (": " + "; ".join(undriven_gpus(ctx.machine)) if undriven_gpus(ctx.machine) else ""),
+                "",
+                [ctx.no_plan_note()],
+            )
+        ]
+    return []
 
 
 def _machine_text(machine: Machine) -> str:
     gpus = ", ".join(capability_text(cap) for cap in machine.gpus) or "no GPU"
-    driver = f"driver {'.'.join(map(str, machine.driver))}" if machine.driver else "any driver"
+    driver = f"driver {machine.driver_text}" if machine.driver else "any driver"
     python = f"Python {machine.python_text}" if machine.python else "any Python"
     return f"{python}, {gpus}, {driver}"
 
@@ -672,6 +773,7 @@ CHECKS: tuple[Callable[[Context], list[Finding]], ...] = (
     check_driver,
     check_packages,
     check_extensions,
+    check_plan,
 )
 
 
@@ -682,14 +784,41 @@ def diagnose(env: Environment, target: str | None = None) -> Diagnosis:
     target_patch = target if target and target.count(".") >= 2 else None
     companions = [name for name in PINNABLE_COMPANIONS if env.package(name) is not None]
     ctx = Context(env, installed, target_release, target_patch, machine_of(env), companions)
+    torch = env.torch
+    installed_tag = _installed_tag(torch) if torch is not None else None
+    planned = {
+        canonicalize_name(package.name): package.version
+        for package in env.packages
+        if canonicalize_name(package.name) in PLANNED_COMPANIONS
+    }
+    ctx.plan, ctx.plan_reasons = make_plan(
+        ctx.machine,
+        torch.public_version if torch is not None else None,
+        installed_tag,
+        planned,
+        target=target_release,
+        target_patch=target_patch,
+    )
     findings: list[Finding] = []
     for check in CHECKS:
         findings.extend(check(ctx))
-    plan_findings, plan, reasons = check_plan(ctx)
-    findings.extend(plan_findings)
     order = {severity: rank for rank, severity in enumerate(SEVERITIES)}
     findings.sort(key=lambda finding: (order[finding.severity], finding.code))
-    plan_command = ctx.command(plan) if plan is not None and not ctx.is_installed(plan) else ""
+    plan = ctx.plan
+    plan_command = plan.command() if plan is not None else ""
     return Diagnosis(
-        findings, plan, target_release or (plan.release if plan else None), reasons, companions, plan_command
+        findings,
+        plan,
+        target_release or installed or (plan.choice.release if plan else None),
+        ctx.plan_reasons,
+        companions,
+        plan_command,
     )
+
+
+def _installed_tag(torch: TorchInstall) -> str | None:
+    if torch.build == "cpu":
+        return "cpu"
+    if torch.build == "cuda" and torch.cuda:
+        return _tag_of(torch.cuda)
+    return None

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import platform
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -32,10 +34,12 @@ MAX_EXTENSION_FILES = 200
 TORCH_PROBE_SCRIPT = r"""
 import json, sys, warnings
 marker = sys.argv[1]
+caught = []
 try:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as at_import:
+        warnings.simplefilter("always")
         import torch
+    caught.extend(at_import)
 except BaseException as error:
     print(marker + json.dumps({"importable": False, "error": "%s: %s" % (type(error).__name__, error)}))
     sys.exit(0)
@@ -47,14 +51,16 @@ result = {
     "xpu": getattr(torch.version, "xpu", None),
     "cxx11_abi": bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", False)),
     "arch_flags": None,
+    "cudnn": None,
     "devices": [],
     "warnings": [],
     "cuda_error": None,
+    "companion_imports": {},
 }
 try:
     if hasattr(torch._C, "_cuda_getArchFlags"):
         result["arch_flags"] = torch._C._cuda_getArchFlags()
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as at_init:
         warnings.simplefilter("always")
         if torch.version.cuda and torch.cuda.is_available():
             for index in range(torch.cuda.device_count()):
@@ -62,9 +68,19 @@ try:
                 result["devices"].append(
                     {"index": index, "name": torch.cuda.get_device_name(index), "capability": "%d.%d" % (major, minor)}
                 )
-    result["warnings"] = [str(item.message).strip() for item in caught]
+        if torch.version.cuda:
+            result["cudnn"] = torch.backends.cudnn.version()
+    caught.extend(at_init)
 except BaseException as error:
     result["cuda_error"] = "%s: %s" % (type(error).__name__, error)
+for name in sys.argv[2:]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            __import__(name)
+    except BaseException as error:
+        result["companion_imports"][name] = "%s: %s" % (type(error).__name__, error)
+result["warnings"] = sorted({str(item.message).strip() for item in caught if issubclass(item.category, UserWarning)})
 print(marker + json.dumps(result))
 """
 
@@ -106,6 +122,9 @@ class Package:
     name: str
     version: str
     requires: tuple[str, ...]
+    #: How it was installed: {"kind": "index" | "editable" | "local" | "vcs" | "archive" | "unknown",
+    #: "path" or "url", "commit", "vcs", "installer"} (from direct_url.json, INSTALLER and RECORD).
+    install: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -134,6 +153,10 @@ class Environment:
     extensions: list[Extension]
     notes: list[str] = field(default_factory=list)
     planning: bool = False
+    #: Companion → the error its import raised under the installed torch (the probe imports each one).
+    import_errors: dict[str, str] = field(default_factory=dict)
+    #: What collect_env reports: OS, kernel, glibc, compilers, CUDA runtime, cuDNN, numpy, CPU.
+    system: dict[str, Any] = field(default_factory=dict)
 
     @property
     def python_text(self) -> str:
@@ -346,40 +369,142 @@ def _run(command: list[str], timeout: int) -> subprocess.CompletedProcess[str] |
         return None
 
 
-def probe_torch_subprocess(python: str = sys.executable) -> tuple[dict[str, Any] | None, str]:
-    """Import torch in a child interpreter; (probe JSON or None, error text)."""
+#: What a signal that kills the probe means for `import torch`.
+_SIGNAL_MEANING = {
+    "SIGBUS": "bus error: a memory-mapped file went away or is truncated (a torch .so changed or was cut short "
+    "while being read, or /dev/shm is full)",
+    "SIGSEGV": "segmentation fault: usually a compiled library built for another torch, CUDA or C++ ABI",
+    "SIGILL": "illegal instruction: the CPU lacks an instruction set the build needs (e.g. AVX2)",
+    "SIGKILL": "killed (out of memory?)",
+    "SIGABRT": "aborted (a C++ exception or assertion in a library torch loads)",
+}
+
+
+def crash_text(returncode: int, stderr: str) -> str:
+    """Why the probe died: the signal by name and meaning, or the last line of its stderr."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        meaning = _SIGNAL_MEANING.get(name, "killed by a signal")
+        return f"killed by {name} ({meaning})"
+    return (stderr.strip().splitlines() or [f"exit code {returncode}"])[-1]
+
+
+def probe_torch_subprocess(
+    python: str = sys.executable, companions: Iterable[str] = (), timeout: float = PROBE_TIMEOUT_S
+) -> tuple[dict[str, Any] | None, str]:
+    """Import torch (then each companion) in a child interpreter; (probe JSON or None, error text).
+
+    The child gets its own process group, so when it hangs the whole group is killed: nothing it
+    started outlives doctor."""
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     try:
-        done = subprocess.run(
-            [python, "-c", TORCH_PROBE_SCRIPT, PROBE_MARKER],
-            capture_output=True,
+        child = subprocess.Popen(
+            [python, "-c", TORCH_PROBE_SCRIPT, PROBE_MARKER, *companions],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=PROBE_TIMEOUT_S,
-            check=False,
             env=env,
+            start_new_session=True,
         )
-    except subprocess.TimeoutExpired:
-        return None, f"importing torch took longer than {PROBE_TIMEOUT_S} s"
     except OSError as error:
         return None, f"could not start {python}: {error}"
-    for line in done.stdout.splitlines():
+    try:
+        stdout, stderr = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(child)
+        return None, f"importing torch took longer than {timeout:g} s (the probe and its children were killed)"
+    _kill_group(child)  # anything the import left running in the background
+    for line in stdout.splitlines():
         if line.startswith(PROBE_MARKER):
             return json.loads(line[len(PROBE_MARKER) :]), ""
-    last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-    return None, f"the torch probe crashed: {last}"
+    return None, f"the torch probe crashed: {crash_text(child.returncode, stderr)}"
+
+
+def _kill_group(child: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+    try:
+        child.communicate(timeout=5)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        pass
+
+
+def install_of(dist: metadata.Distribution) -> dict[str, str]:
+    """How a distribution was installed, from PEP 610's direct_url.json, INSTALLER and RECORD."""
+    installer = (dist.read_text("INSTALLER") or "").strip()
+    text = dist.read_text("direct_url.json")
+    if text:
+        try:
+            direct = json.loads(text)
+        except ValueError:
+            direct = {}
+        url = str(direct.get("url", ""))
+        path = url[len("file://") :] if url.startswith("file://") else ""
+        if isinstance(direct.get("dir_info"), dict):
+            kind = "editable" if direct["dir_info"].get("editable") else "local"
+            return {"kind": kind, "path": path or url, "installer": installer}
+        if isinstance(direct.get("vcs_info"), dict):
+            vcs = direct["vcs_info"]
+            return {
+                "kind": "vcs",
+                "url": url,
+                "vcs": str(vcs.get("vcs", "git")),
+                "commit": str(vcs.get("commit_id", "")),
+                "installer": installer,
+            }
+        if "archive_info" in direct:
+            return {"kind": "archive", "url": path or url, "installer": installer}
+    if dist.read_text("RECORD") is None:
+        # `setup.py develop` leaves an .egg-info in the source tree: that tree is where it rebuilds.
+        location = Path(str(getattr(dist, "_path", "")))
+        tree = location.parent
+        if location.suffix == ".egg-info" and ((tree / "setup.py").is_file() or (tree / "pyproject.toml").is_file()):
+            return {"kind": "editable", "path": str(tree), "installer": installer or "setuptools develop"}
+        return {"kind": "unknown", "installer": installer}
+    if installer in ("pip", "uv"):
+        return {"kind": "index", "installer": installer}
+    return {"kind": "unknown", "installer": installer}
+
+
+def _torch_requirement_names(requires: Iterable[str]) -> set[str]:
+    names = set()
+    for text in requires:
+        try:
+            names.add(canonicalize_name(Requirement(text).name))
+        except InvalidRequirement:
+            continue
+    return names
 
 
 def _installed_packages() -> list[Package]:
-    seen: dict[str, Package] = {}
+    dists = {}
     for dist in metadata.distributions():
         name = dist.metadata.get("Name")
-        if not name:
-            continue
+        if name:
+            dists.setdefault(canonicalize_name(name), dist)
+    torch_needs = _torch_requirement_names(dists["torch"].requires or ()) if "torch" in dists else set()
+    seen: list[Package] = []
+    for key, dist in dists.items():
         requires = tuple(dist.requires or ())
-        key = canonicalize_name(name)
-        if key == "torch" or key in COMPANIONS or mentions_torch(requires):
-            seen.setdefault(key, Package(name=name, version=dist.version, requires=requires))
-    return sorted(seen.values(), key=lambda package: canonicalize_name(package.name))
+        # torch, its companions, what needs torch, and what torch pins (triton, nvidia-*, cuda-toolkit, as
+        # `pip check` would see them); numpy is reported as collect_env does.
+        if (
+            key == "torch"
+            or key in COMPANIONS
+            or key in torch_needs
+            or key.startswith(("nvidia-", "cuda-"))
+            or key == "numpy"
+            or mentions_torch(requires)
+        ):
+            seen.append(
+                Package(name=dist.metadata["Name"], version=dist.version, requires=requires, install=install_of(dist))
+            )
+    return sorted(seen, key=lambda package: canonicalize_name(package.name))
 
 
 def _torch_exports(torch_dist: metadata.Distribution) -> set[str]:
@@ -390,6 +515,34 @@ def _torch_exports(torch_dist: metadata.Distribution) -> set[str]:
         if symbols:
             exports |= symbols.defined
     return exports
+
+
+def _extension_files(dist: metadata.Distribution) -> list[Path]:
+    """The compiled modules of a distribution: those RECORD lists, else those the import system finds in
+    its top-level packages (an editable install or one without RECORD keeps them in the source tree)."""
+    files = [Path(str(file.locate())) for file in dist.files or [] if file.name.endswith(".so") or ".so." in file.name]
+    if files:
+        return files
+    tops = (dist.read_text("top_level.txt") or "").split()
+    if not tops:
+        name = dist.metadata.get("Name") or ""
+        tops = [canonicalize_name(name).replace("-", "_")]
+    found: list[Path] = []
+    for top in tops:
+        try:
+            spec = importlib.util.find_spec(top)  # a top-level name: found, not imported
+        except (ImportError, ValueError, AttributeError):
+            continue
+        if spec is None:
+            continue
+        if spec.origin and spec.origin.endswith(".so"):
+            found.append(Path(spec.origin))
+        for location in spec.submodule_search_locations or []:
+            for path in sorted(Path(location).rglob("*.so")):
+                found.append(path)
+                if len(found) >= MAX_EXTENSION_FILES:
+                    return found
+    return found
 
 
 def scan_extensions(packages: list[Package]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -404,12 +557,10 @@ def scan_extensions(packages: list[Package]) -> tuple[list[dict[str, Any]], list
         if canonicalize_name(package.name) in ("torch", "triton") or not mentions_torch(package.requires):
             continue
         try:
-            files = metadata.distribution(package.name).files or []
+            dist = metadata.distribution(package.name)
         except metadata.PackageNotFoundError:
             continue
-        for file in files:
-            if file.name.endswith(".so") or ".so." in file.name:
-                candidates.append((package, Path(str(file.locate()))))
+        candidates.extend((package, path) for path in _extension_files(dist))
     candidates = candidates[:MAX_EXTENSION_FILES]
     if not candidates:
         return [], []
@@ -473,7 +624,12 @@ def live_recording(scan_compiled: bool = True) -> dict[str, Any]:
     except metadata.PackageNotFoundError:
         torch_dist = None
     if torch_dist is not None:
-        probe, error = probe_torch_subprocess()
+        importable = [
+            package.name.replace("-", "_")
+            for package in packages
+            if canonicalize_name(package.name) in ("torchvision", "torchaudio", "torchao")
+        ]
+        probe, error = probe_torch_subprocess(companions=importable)
         if probe is not None and probe.get("importable"):
             recording["torch_probe"] = probe
         else:
@@ -492,7 +648,59 @@ def live_recording(scan_compiled: bool = True) -> dict[str, Any]:
             pass
     if scan_compiled and torch_dist is not None and sys.platform.startswith("linux"):
         recording["extensions"], recording["torch_exports"] = scan_extensions(packages)
+    recording["system"] = system_facts()
     return recording
+
+
+def _first_line(command: list[str]) -> str:
+    if not shutil.which(command[0]):
+        return ""
+    done = _run(command, 10)
+    if done is None or done.returncode != 0:
+        return ""
+    lines = (done.stdout or done.stderr).strip().splitlines()
+    return lines[0].strip() if lines else ""
+
+
+def _nvcc_version() -> str:
+    if not shutil.which("nvcc"):
+        return ""
+    done = _run(["nvcc", "--version"], 10)
+    lines = (done.stdout if done is not None else "").strip().splitlines()
+    return lines[-1].strip() if lines else ""
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def system_facts() -> dict[str, Any]:
+    """What `python -m torch.utils.collect_env` reports besides torch: OS, kernel, C library, compilers, CPU."""
+    uname = platform.uname()
+    os_name = ""
+    try:
+        os_name = platform.freedesktop_os_release().get("PRETTY_NAME", "")
+    except (OSError, AttributeError):
+        os_name = ""
+    libc = platform.libc_ver()
+    return {
+        "os": os_name or f"{uname.system} {uname.release}",
+        "kernel": f"{uname.system} {uname.release}",
+        "machine": uname.machine,
+        "libc": f"{libc[0]} {libc[1]}".strip(),
+        "gcc": _first_line(["gcc", "--version"]),
+        "clang": _first_line(["clang", "--version"]),
+        "cmake": _first_line(["cmake", "--version"]),
+        "nvcc": _nvcc_version(),
+        "cpu": _cpu_model(),
+        "cpu_count": os.cpu_count() or 0,
+    }
 
 
 def live_environment(scan_compiled: bool = True) -> Environment:
@@ -503,6 +711,82 @@ def live_environment(scan_compiled: bool = True) -> Environment:
 # --- recordings -------------------------------------------------------------------------------------
 
 
+#: Recording keys and the JSON type each must have (validated before anything reads them).
+RECORDING_TYPES: dict[str, tuple[type, ...]] = {
+    "description": (str,),
+    "python": (str,),
+    "platform": (dict,),
+    "torch_probe": (dict, type(None)),
+    "torch_metadata": (dict, type(None)),
+    "nvidia_smi": (str,),
+    "proc_driver_version": (str,),
+    "packages": (list,),
+    "extensions": (list,),
+    "torch_exports": (list,),
+    "notes": (list,),
+    "system": (dict,),
+    "expect": (dict,),
+}
+_ROW_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
+    "packages": {"name": (str,), "version": (str,), "requires": (list,), "install": (dict,)},
+    "extensions": {"distribution": (str,), "version": (str,), "path": (str,), "undefined": (list,), "needed": (list,)},
+}
+_TYPE_NAMES = {str: "a string", dict: "an object", list: "a list", type(None): "null"}
+
+
+def validate_recording(recording: Any) -> None:
+    """Raise ValueError naming the first key whose JSON type is wrong (``"nvidia_smi": 5``)."""
+    if not isinstance(recording, dict):
+        raise ValueError("the file is not a JSON object")
+    if "python" not in recording:
+        raise ValueError("no 'python' key")
+    for key, types in RECORDING_TYPES.items():
+        if key in recording and not isinstance(recording[key], types):
+            wanted = " or ".join(_TYPE_NAMES[t] for t in types)
+            raise ValueError(f"'{key}' must be {wanted}, not {type(recording[key]).__name__}")
+    if not re.fullmatch(r"3\.\d+(\.\d+)?\S*", recording["python"].strip()):
+        raise ValueError(f"'python' is not a CPython 3 version: {recording['python']!r}")
+    for key, fields in _ROW_TYPES.items():
+        for index, row in enumerate(recording.get(key, [])):
+            if not isinstance(row, dict):
+                raise ValueError(f"'{key}[{index}]' must be an object")
+            for name, types in fields.items():
+                if name in row and not isinstance(row[name], types):
+                    raise ValueError(f"'{key}[{index}].{name}' must be {_TYPE_NAMES[types[0]]}")
+            required = ("name", "version") if key == "packages" else ("distribution", "version", "path", "undefined")
+            for name in required:
+                if name not in row:
+                    raise ValueError(f"'{key}[{index}]' has no '{name}'")
+    probe = recording.get("torch_probe")
+    if probe and probe.get("importable"):
+        if not isinstance(probe.get("version"), str):
+            raise ValueError("'torch_probe.version' must be a string")
+        for name in ("cuda", "hip", "xpu", "arch_flags"):
+            if probe.get(name) is not None and not isinstance(probe[name], str):
+                raise ValueError(f"'torch_probe.{name}' must be a string or null")
+        for name in ("devices", "warnings"):
+            if not isinstance(probe.get(name, []), list):
+                raise ValueError(f"'torch_probe.{name}' must be a list")
+        for index, device in enumerate(probe.get("devices", [])):
+            if (
+                not isinstance(device, dict)
+                or not isinstance(device.get("capability"), str)
+                or not re.fullmatch(r"\d+\.\d+", device["capability"])
+                or not isinstance(device.get("name"), str)
+                or not isinstance(device.get("index"), int)
+            ):
+                raise ValueError(f"'torch_probe.devices[{index}]' needs an index, a name and a capability such as \"8.6\"")
+        if not isinstance(probe.get("companion_imports", {}), dict):
+            raise ValueError("'torch_probe.companion_imports' must be an object")
+    meta = recording.get("torch_metadata")
+    if meta:
+        if not isinstance(meta.get("version"), str):
+            raise ValueError("'torch_metadata.version' must be a string")
+        for name in ("version_py", "import_error"):
+            if not isinstance(meta.get(name, ""), str):
+                raise ValueError(f"'torch_metadata.{name}' must be a string")
+
+
 def recorded_environment(recording: dict[str, Any]) -> Environment:
     """An Environment from a recording: the raw outputs the live probes would have seen.
 
@@ -511,6 +795,7 @@ def recorded_environment(recording: dict[str, Any]) -> Environment:
     ``nvidia_smi`` (CSV text), ``proc_driver_version`` (text), ``packages`` ([{name, version, requires}]),
     ``extensions`` ([{distribution, version, path, undefined, needed}]) and ``torch_exports`` ([symbol, ...]).
     """
+    validate_recording(recording)
     python = tuple(int(part) for part in re.findall(r"\d+", str(recording["python"]))[:3])
     torch = None
     gpus: list[GPU] = []
@@ -531,7 +816,12 @@ def recorded_environment(recording: dict[str, Any]) -> Environment:
     if not gpus:
         gpus = smi_gpus
     packages = [
-        Package(name=row["name"], version=row["version"], requires=tuple(row.get("requires", ())))
+        Package(
+            name=row["name"],
+            version=row["version"],
+            requires=tuple(row.get("requires", ())),
+            install={str(key): str(value) for key, value in row.get("install", {}).items()},
+        )
         for row in recording.get("packages", [])
     ]
     exports = set(recording.get("torch_exports", ()))
@@ -561,8 +851,19 @@ def recorded_environment(recording: dict[str, Any]) -> Environment:
         driver_source=driver_source,
         packages=packages,
         extensions=extensions,
-        notes=list(recording.get("notes", [])),
+        notes=[str(note) for note in recording.get("notes", [])],
+        import_errors={
+            str(name).replace("_", "-"): str(error) for name, error in ((probe or {}).get("companion_imports") or {}).items()
+        },
+        system={**dict(recording.get("system", {})), **_torch_libraries(probe)},
     )
+
+
+def _torch_libraries(probe: dict[str, Any] | None) -> dict[str, Any]:
+    if not probe or not probe.get("importable"):
+        return {}
+    cudnn = probe.get("cudnn")
+    return {"cuda_runtime": probe.get("cuda") or "", "cudnn": str(cudnn) if cudnn else ""}
 
 
 def load_recording(path: str | Path) -> Environment:

@@ -26,6 +26,7 @@ def _torch_json(env: Environment) -> dict[str, Any] | None:
         "importable": torch.importable,
         "import_error": torch.import_error or None,
         "source": torch.source,
+        "warnings": list(torch.probe_warnings),
         "known_release": str(release.version) if release else None,
     }
 
@@ -72,14 +73,26 @@ def to_json(env: Environment, diagnosis: Diagnosis) -> dict[str, Any]:
         "plan": None
         if plan is None
         else {
-            "release": str(plan.release.version),
-            "version": plan.version,
-            "build": plan.build.tag,
-            "index_url": plan.build.index_url,
-            "driver_mode": plan.driver_mode,
+            "release": str(plan.choice.release.version),
+            "version": plan.choice.version,
+            "build": plan.choice.build.tag,
+            "index_url": plan.choice.build.index_url,
+            "driver_mode": plan.choice.driver_mode,
+            "companions": [
+                {
+                    "name": step.name,
+                    "installed": step.installed,
+                    "requirement": step.requirement or None,
+                    "index_url": step.index_url,
+                }
+                for step in plan.companions
+            ],
+            "requested": plan.requested,
+            "requested_fits": plan.requested_fits,
             "command": diagnosis.plan_command,
             "notes": list(plan.notes),
         },
+        "system": dict(env.system),
         "findings": [finding.to_json() for finding in diagnosis.findings],
         "notes": list(env.notes),
     }
@@ -104,7 +117,35 @@ def _torch_line(env: Environment) -> str:
     line = f"{torch.version} ({build}{abi}; {state}, seen by {torch.source})"
     if torch.arch_list:
         line += f"\n{'':10}kernels for {' '.join(torch.arch_list)}"
+    for warning in torch.probe_warnings:
+        line += f"\n{'':10}torch warned: {' '.join(warning.split())}"
     return line
+
+
+_SYSTEM_LABELS = (
+    ("os", "OS"),
+    ("kernel", "Kernel"),
+    ("libc", "C library"),
+    ("cpu", "CPU"),
+    ("gcc", "GCC"),
+    ("clang", "Clang"),
+    ("cmake", "CMake"),
+    ("nvcc", "nvcc"),
+    ("cuda_runtime", "CUDA"),
+    ("cudnn", "cuDNN"),
+)
+
+
+def _system_lines(env: Environment) -> list[str]:
+    """collect_env's fields: OS, kernel, C library, CPU, compilers, CUDA runtime, cuDNN, numpy, nvidia-*."""
+    lines = []
+    for key, label in _SYSTEM_LABELS:
+        value = env.system.get(key)
+        if value:
+            if key == "cpu" and env.system.get("cpu_count"):
+                value = f"{value} ({env.system['cpu_count']} logical CPUs)"
+            lines.append(f"{label:10}{value}")
+    return lines
 
 
 def render_full(env: Environment, diagnosis: Diagnosis) -> str:
@@ -140,15 +181,17 @@ def render_full(env: Environment, diagnosis: Diagnosis) -> str:
         lines.append(f"{'Compiled':10}{len(env.extensions)} extension module(s) importing torch symbols")
     for note in env.notes:
         lines.append(f"{'Note':10}{note}")
+    lines.extend(_system_lines(env))
     plan = diagnosis.plan
-    if plan is not None:
+    shown = plan is not None and (env.planning or diagnosis.plan_command or plan.requested)
+    if plan is not None and shown:
         lines.append("")
-        lines.append(f"Install   {plan.label}, CUDA driver: {plan.driver_mode}")
+        lines.append(f"Install   {plan.choice.label}, CUDA driver: {plan.choice.driver_mode}")
         lines.append(f"  {diagnosis.plan_command or 'already installed'}")
         for note in plan.notes:
             lines.append(f"  note: {note}")
-    if diagnosis.plan_reasons and plan is not None:
-        lines.append(f"  other builds: {'; '.join(diagnosis.plan_reasons)}")
+        if diagnosis.plan_reasons and plan.requested_fits:
+            lines.append(f"  other builds: {'; '.join(diagnosis.plan_reasons)}")
     lines.append("")
     if diagnosis.findings:
         lines.append("Findings")

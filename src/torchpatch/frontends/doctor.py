@@ -51,7 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _parse_gpus(values: list[str], usage_error: type[Exception]) -> list[tuple[int, int]]:
     caps: list[tuple[int, int]] = []
     for value in values:
-        for item in filter(None, (part.strip() for part in value.split(","))):
+        items = [part.strip() for part in value.split(",")]
+        if not any(items):
+            raise usage_error("--gpu needs an architecture (e.g. sm_70, sm_86 or 8.6, or 'none' for CPU only)")
+        for item in filter(None, items):
             if item.lower() in ("none", "cpu"):
                 continue
             try:
@@ -81,6 +84,13 @@ def _parse_python(value: str, usage_error: type[Exception]) -> tuple[int, ...]:
     if not match or int(match.group(1)) != 3:
         raise usage_error(f"--python {value!r}: torch 2.4–2.15 need CPython 3.8–3.15 (expected e.g. 3.12)")
     parts = (int(match.group(1)), int(match.group(2)))
+    oldest = min(release.python_min for release in facts.releases())
+    newest = max(release.python_max for release in facts.releases())
+    if not oldest <= parts <= newest:
+        raise usage_error(
+            f"--python {value}: no torch release torchpatch knows ships wheels for it "
+            f"(torch 2.4–2.15 cover CPython {oldest[0]}.{oldest[1]}–{newest[0]}.{newest[1]})"
+        )
     return parts + ((int(match.group(3)),) if match.group(3) else ())
 
 
@@ -93,6 +103,13 @@ def _parse_target(value: str, usage_error: type[Exception]) -> str:
     if version not in KNOWN_RELEASES or facts.release(version) is None or len(parts) > 3:
         known = f"{KNOWN_RELEASES[0]}–{KNOWN_RELEASES[-1]}"
         raise usage_error(f"--target-torch {value}: torchpatch knows torch {known}")
+    if len(parts) == 3 and not facts.is_known_patch(value.strip()):
+        release = facts.release(version)
+        assert release is not None
+        raise usage_error(
+            f"--target-torch {value}: torch {release.version} has no such release on PyPI "
+            f"(its releases: {', '.join(release.patches)})"
+        )
     return value.strip()
 
 
@@ -130,8 +147,9 @@ def run(args: argparse.Namespace) -> int:
             env = probes.load_recording(args.environment)
         except OSError as error:
             raise UsageError(f"--environment {args.environment}: {error.strerror or error}") from None
-        except (ValueError, KeyError, TypeError) as error:
-            raise UsageError(f"--environment {args.environment}: not a doctor recording ({error})") from None
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            detail = " ".join(str(error).split())
+            raise UsageError(f"--environment {args.environment}: not a doctor recording ({detail})") from None
     else:
         recording = probes.live_recording(scan_compiled=not args.no_extensions)
         if args.record:
