@@ -94,12 +94,14 @@ def lint_text(text: str, path: Path, settings: Settings, locator: Locator | None
 
 
 def check_file(path: Path, settings: Settings, fix: bool = False, unsafe_fixes: bool = False,
-               add_todos: bool = False) -> FileResult:
+               add_todos: bool = False, data: bytes | None = None) -> FileResult:
+    """Lint one file; ``data``, when given, is its content (stdin, or bytes already read for the cache):
+    the result then depends on nothing but ``data``, the path and the settings."""
     result = FileResult(path=path)
     if is_dependency_file(path):
-        return _check_dependency_file(path, settings, result)
+        return _check_dependency_file(path, settings, result, data)
     try:
-        source = read_source(path)
+        source = read_source(path, data)
     except UnreadableFile as error:
         result.error = str(error)
         return result
@@ -133,10 +135,10 @@ def check_file(path: Path, settings: Settings, fix: bool = False, unsafe_fixes: 
     return result
 
 
-def _check_dependency_file(path: Path, settings: Settings, result: FileResult) -> FileResult:
+def _check_dependency_file(path: Path, settings: Settings, result: FileResult, data: bytes | None = None) -> FileResult:
     """Requirements, constraints, pyproject.toml and setup.cfg: pins are checked, never rewritten."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = (path.read_bytes() if data is None else data).decode("utf-8-sig")
     except UnicodeDecodeError as error:
         result.error = f"not valid utf-8: {error}"
         return result
