@@ -79,11 +79,13 @@ def _ignored(path: Path, is_dir: bool, ignore_files: list[_IgnoreFile]) -> bool:
 
 
 def _ancestor_ignore_files(start: Path) -> list[_IgnoreFile]:
-    """Ignore files above a walked folder, up to the root of its git repository (none outside a repository)."""
+    """Ignore files above a walked folder, up to the root of its git repository, or outside a repository up
+    to the working directory (never the whole file system)."""
     folders = []
+    cwd = Path.cwd().resolve()
     for folder in start.parents:
         folders.append(folder)
-        if (folder / ".git").exists():
+        if (folder / ".git").exists() or folder == cwd:
             break
     else:
         return []

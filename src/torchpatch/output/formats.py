@@ -56,7 +56,7 @@ def severity(code: str) -> str:
         return WARNING
     if is_security(code):
         return ERROR
-    if rule.opt_in:
+    if rule.opt_in or code.startswith(("TP4", "TP9")):  # behaviour and default changes; opt-in hints
         return NOTE
     return {"removed": ERROR, "deprecated": WARNING}.get(rule.kind(), NOTE)
 
