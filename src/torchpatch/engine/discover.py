@@ -62,7 +62,7 @@ def _read_ignore_files(folder: Path) -> list[_IgnoreFile]:
             lines = candidate.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             continue
-        found.append(_IgnoreFile(folder, pathspec.GitIgnoreSpec.from_lines(lines)))
+        found.append(_IgnoreFile(folder.resolve(), pathspec.GitIgnoreSpec.from_lines(lines)))
     return found
 
 
@@ -117,10 +117,10 @@ def discover(paths: Iterable[Path], filter_for: Callable[[Path], FileFilter], re
                 and _explicitly_excluded(path, filter_for):
             continue
         inherited = _ancestor_ignore_files(resolved_root) if respect_gitignore else []
-        ignore_stack: dict[str, list[_IgnoreFile]] = {}
+        ignore_stack: dict[Path, list[_IgnoreFile]] = {}
         for directory, subdirectories, files in os.walk(path):
             directory_path = Path(directory)
-            parent_stack = ignore_stack.pop(directory, None)
+            parent_stack = ignore_stack.pop(directory_path, None)
             if parent_stack is None:
                 parent_stack = inherited
             stack = parent_stack + _read_ignore_files(directory_path) if respect_gitignore else []
@@ -133,7 +133,7 @@ def discover(paths: Iterable[Path], filter_for: Callable[[Path], FileFilter], re
                 if respect_gitignore and _ignored(child.resolve(), True, stack):
                     continue
                 kept.append(name)
-                ignore_stack[str(child)] = stack
+                ignore_stack[child] = stack
             subdirectories[:] = kept
             for name in sorted(files):
                 candidate = directory_path / name
