@@ -41,8 +41,10 @@ class FileFilter:
         self.root = self.root.resolve()
         self.spec = compile_patterns(self.patterns)
 
-    def excludes(self, path: Path, is_dir: bool = False) -> bool:
-        relative = _relative(path, self.root)
+    def excludes(self, path: Path, is_dir: bool = False, base: Path | None = None) -> bool:
+        """Whether the patterns exclude ``path``; with ``base``, the path is matched relative to it (the inside
+        of an excluded folder that was named explicitly)."""
+        relative = _relative(path, base or self.root)
         if relative is None:
             relative = path.name  # outside the project: only name patterns can apply
         return self.spec.match_file(relative + "/" if is_dir else relative)
@@ -116,6 +118,8 @@ def discover(paths: Iterable[Path], filter_for: Callable[[Path], FileFilter], re
         if force_exclude and resolved_root != filter_for(resolved_root).root \
                 and _explicitly_excluded(path, filter_for):
             continue
+        # An excluded folder named explicitly is checked (as in ruff): match below it, not from the project root.
+        base = resolved_root if _explicitly_excluded(path, filter_for) else None
         inherited = _ancestor_ignore_files(resolved_root) if respect_gitignore else []
         ignore_stack: dict[Path, list[_IgnoreFile]] = {}
         for directory, subdirectories, files in os.walk(path):
@@ -128,7 +132,7 @@ def discover(paths: Iterable[Path], filter_for: Callable[[Path], FileFilter], re
             kept = []
             for name in sorted(subdirectories):
                 child = directory_path / name
-                if folder_filter.excludes(child, is_dir=True) or (child / "pyvenv.cfg").exists():
+                if folder_filter.excludes(child, True, base) or (child / "pyvenv.cfg").exists():
                     continue
                 if respect_gitignore and _ignored(child.resolve(), True, stack):
                     continue
@@ -139,7 +143,7 @@ def discover(paths: Iterable[Path], filter_for: Callable[[Path], FileFilter], re
                 candidate = directory_path / name
                 if candidate.suffix not in SUFFIXES and not (include_dependency_files and is_dependency_file(candidate)):
                     continue
-                if folder_filter.excludes(candidate):
+                if folder_filter.excludes(candidate, False, base):
                     continue
                 if respect_gitignore and _ignored(candidate.resolve(), False, stack):
                     continue
