@@ -128,11 +128,36 @@ def check_file(path: Path, settings: Settings, fix: bool = False, unsafe_fixes: 
         result.internal_error = True
         result.fixed_count = result.todo_count = 0
         return result
+    if "noqa" in text and "TP100" in settings.codes_for(path):
+        try:
+            text, diagnostics = _with_unused_noqa(text, path, settings, diagnostics, fix, unsafe_fixes, result, file_codes)
+        except ParseFailure as error:
+            result.error = str(error)
+            return result
     result.fixed_text = text
     if diagnostics:
         locator = Locator(text)
         result.findings = [_place(diagnostic, locator, source, path) for diagnostic in diagnostics]
     return result
+
+
+def _with_unused_noqa(text: str, path: Path, settings: Settings, diagnostics: list[Diagnostic], fix: bool,
+                      unsafe_fixes: bool, result: FileResult, file_codes: set[str]) -> tuple[str, list[Diagnostic]]:
+    """Add TP100 (unused ``# noqa``) to the final text's findings; with ``fix``, remove the unused codes first."""
+    from torchpatch.engine.noqa import unused_noqa
+
+    codes = settings.codes_for(path)
+    unused = unsuppressed(text, unused_noqa(text, lint_text(text, path, settings), codes), file_codes)
+    chosen = select_fixes([d for d in unused if fix_allowed(d.fix, unsafe_fixes)]) if fix else []
+    new_text = _apply_parsing(text, path, chosen) if chosen else None
+    if new_text is not None:
+        for diagnostic in chosen:
+            result.fixed_count += 1
+            result.fixed_codes[diagnostic.code] = result.fixed_codes.get(diagnostic.code, 0) + 1
+        text = new_text
+        diagnostics = unsuppressed(text, lint_text(text, path, settings), file_codes)
+        unused = unsuppressed(text, unused_noqa(text, lint_text(text, path, settings), codes), file_codes)
+    return text, sorted([*diagnostics, *unused], key=lambda d: (d.start, d.code))
 
 
 def _check_dependency_file(path: Path, settings: Settings, result: FileResult, data: bytes | None = None) -> FileResult:

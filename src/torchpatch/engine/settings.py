@@ -31,18 +31,23 @@ class SelectionError(ValueError):
     pass
 
 
+#: Codes the engine itself reports (not rules of the database); opt-in, like ruff's RUF100.
+ENGINE_CODES = {"TP100": "unused-noqa"}
+
+
 def expand_selector(selector: str, rules: tuple[type[Rule], ...]) -> set[str]:
     """Codes matched by a selector: ALL, a code, a prefix (TP3, TP30), a rule name or a TorchFix code."""
     key = selector.strip()
     upper = key.upper()
     if upper == "ALL":
-        return {rule.code for rule in rules}
+        return {rule.code for rule in rules} | set(ENGINE_CODES)
     redirects = torchfix_redirects()
     if upper.startswith("TOR"):
         matched = {code for tor, codes in redirects.items() if tor.startswith(upper) for code in codes}
         if matched:
             return matched
     matched = {rule.code for rule in rules if rule.code.startswith(upper) or rule.name == key.lower()}
+    matched |= {code for code, name in ENGINE_CODES.items() if code.startswith(upper) or name == key.lower()}
     if not matched:
         raise SelectionError(f"unknown rule selector {selector!r}")
     return matched
