@@ -52,11 +52,31 @@ class _Job:
     walks every live AST node again and again (a fifth of the run time on large trees).
     """
 
-    def __init__(self, settings: Sequence[Settings], mode: Mode, cached: dict[str, list] | None) -> None:
+    def __init__(self, settings: Sequence[Settings], mode: Mode, cached: dict[str, list] | None,
+                 keyed: bool = False) -> None:
         self.settings = settings
         self.mode = mode
         self.cached = cached
+        self.keyed = keyed  # compute each file's cache key (the main process has a cache to fill)
         self.count = 0
+
+    def cached_result(self, path: Path, settings: Settings) -> tuple[FileResult, str] | None:
+        """The cached result of one file and its key, or None on a miss (or an unreadable file)."""
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        key = result_cache.file_key(path, settings, data)
+        stored = self.cached.get(key) if self.cached is not None else None
+        if stored is None:
+            return None
+        try:
+            result = result_cache.from_entry(stored, path)
+        except (ValueError, TypeError, IndexError):
+            return None
+        if result.findings:
+            _restore_text(result, data)
+        return result, key
 
     def __call__(self, task: tuple[Path, int]) -> tuple[FileResult, str | None, list | None, bool]:
         path, settings_index = task
@@ -65,25 +85,15 @@ class _Job:
             data = path.read_bytes()
         except OSError as error:
             return FileResult(path=path, error=f"cannot read: {error.strerror or error}"), None, None, False
-        key = entry = None
-        if self.cached is not None:
-            key = result_cache.file_key(path, settings, data)
-            stored = self.cached.get(key)
-            if stored is not None:
-                try:
-                    result = result_cache.from_entry(stored, path)
-                except (ValueError, TypeError, IndexError):
-                    result = None
-                if result is not None:
-                    if result.findings:
-                        _restore_text(result, data)
-                    return result, key, None, True
         result = check_file(path, settings, fix=self.mode.fix, unsafe_fixes=self.mode.unsafe_fixes,
                             add_todos=self.mode.add_todos, data=data)
         if not result.findings and not result.fixed_count and not result.todo_count:
             result.source = result.original_text = result.fixed_text = None  # keep memory flat on big trees
-        if key is not None and result_cache.cacheable(result):
-            entry = result_cache.to_entry(result)
+        key = entry = None
+        if self.keyed:
+            key = result_cache.file_key(path, settings, data)
+            if result_cache.cacheable(result):
+                entry = result_cache.to_entry(result)
         self.count += 1
         if self.count % _GC_EVERY == 0:
             gc.collect()
@@ -106,11 +116,11 @@ def _restore_text(result: FileResult, data: bytes) -> None:
 _worker_job: _Job | None = None
 
 
-def _init_worker(settings: Sequence[Settings], mode: Mode, cached: dict[str, list] | None) -> None:
+def _init_worker(settings: Sequence[Settings], mode: Mode, keyed: bool) -> None:
     global _worker_job
     gc.freeze()
     gc.disable()
-    _worker_job = _Job(settings, mode, cached)
+    _worker_job = _Job(settings, mode, None, keyed)
 
 
 def _run_in_worker(task: tuple[Path, int]):
@@ -121,36 +131,52 @@ def _run_in_worker(task: tuple[Path, int]):
 def check_files(files: Sequence[Path], settings_of: Callable[[Path], Settings], mode: Mode, jobs: int,
                 cache: "result_cache.ResultCache | None" = None,
                 progress: Callable[[int], None] | None = None) -> list[FileResult]:
-    """Check ``files`` (in this order) with ``jobs`` processes; results in the same order."""
+    """Check ``files`` (in this order) with up to ``jobs`` processes; results in the same order.
+
+    Cache hits are answered here, in the main process; only the misses go to the workers, so a warm run
+    never pays for starting a pool.
+    """
     settings_list: list[Settings] = []
     index_of: dict[int, int] = {}
-    tasks = []
-    for path in files:
+    results: list[FileResult | None] = [None] * len(files)
+    misses: list[tuple[int, tuple[Path, int]]] = []
+    done = 0
+    lookup = _Job([], mode, cache.entries) if cache is not None else None
+    for position, path in enumerate(files):
         settings = settings_of(path)
         if id(settings) not in index_of:
             index_of[id(settings)] = len(settings_list)
             settings_list.append(settings)
-        tasks.append((path, index_of[id(settings)]))
-    cached = cache.entries if cache is not None else None
-    workers = min(jobs, len(tasks) // MIN_FILES_PER_WORKER)
-    results: list[FileResult] = []
-    for done, (result, key, entry, hit) in enumerate(_results(tasks, settings_list, mode, cached, workers), 1):
+        task = (path, index_of[id(settings)])
+        hit = lookup.cached_result(path, settings) if lookup is not None else None
+        if hit is not None:
+            results[position], key = hit
+            cache.record(key, None, True)
+            done += 1
+            if progress is not None:
+                progress(done)
+        else:
+            misses.append((position, task))
+    workers = min(jobs, len(misses) // MIN_FILES_PER_WORKER)
+    tasks = [task for _, task in misses]
+    for (position, _), (result, key, entry, _hit) in zip(misses, _results(tasks, settings_list, mode, workers, cache is not None)):
         if cache is not None and key is not None:
-            cache.record(key, entry, hit)
-        results.append(result)
+            cache.record(key, entry, False)
+        results[position] = result
+        done += 1
         if progress is not None:
             progress(done)
-    return results
+    return results  # type: ignore[return-value]
 
 
-def _results(tasks, settings_list, mode: Mode, cached, workers: int) -> Iterator:
+def _results(tasks, settings_list, mode: Mode, workers: int, keyed: bool) -> Iterator:
     if workers < 2:
         was_enabled = gc.isenabled()
         gc.collect()
         gc.freeze()  # what the imports created is never garbage: keep it out of every later collection
         gc.disable()
         try:
-            job = _Job(settings_list, mode, cached)
+            job = _Job(settings_list, mode, None, keyed)
             for task in tasks:
                 yield job(task)
         finally:
@@ -160,5 +186,5 @@ def _results(tasks, settings_list, mode: Mode, cached, workers: int) -> Iterator
         return
     context = multiprocessing.get_context(START_METHOD)
     chunksize = max(1, min(8, len(tasks) // (workers * 32)))
-    with context.Pool(workers, initializer=_init_worker, initargs=(settings_list, mode, cached)) as pool:
+    with context.Pool(workers, initializer=_init_worker, initargs=(settings_list, mode, keyed)) as pool:
         yield from pool.imap(_run_in_worker, tasks, chunksize)
