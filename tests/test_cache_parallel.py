@@ -149,3 +149,38 @@ def test_cache_folder_layout_no_cache_and_clean(tree, capsys, monkeypatch):
     write(tree / "not_a_cache" / "keep.txt", "mine")
     assert main(["clean", "--cache-dir", "not_a_cache"]) == 2
     assert (tree / "not_a_cache" / "keep.txt").exists()
+
+
+class _Terminal:
+    """A stderr that says it is a terminal and records what is written."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("output_format, shown", [("full", True), ("concise", True), ("json", False),
+                                                  ("github", False), ("sarif", False)])
+def test_progress_bar_only_for_human_formats_on_a_terminal(tree, capsys, monkeypatch, output_format, shown):
+    from torchpatch.frontends import check
+
+    monkeypatch.setattr(check, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.delenv("CI", raising=False)
+    terminal = _Terminal()
+    monkeypatch.setattr(check.sys, "stderr", terminal)
+    main(["check", "--no-cache", "-j", "1", "--output-format", output_format, "-o", "report.txt", "."])
+    assert ("29/29 files" in terminal.text) == shown
+    assert "[####" not in (tree / "report.txt").read_text()  # never in the report
+    terminal.text = ""
+    main(["check", "--no-cache", "-j", "1", "--output-format", output_format, "."])
+    assert "files" not in terminal.text  # stdout is piped (captured): no bar
+    assert "[####" not in capsys.readouterr().out

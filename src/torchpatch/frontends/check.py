@@ -182,8 +182,11 @@ def _run_stdin(args: argparse.Namespace, resolver: SettingsResolver, report: "_R
 
 
 def _progress_wanted(args: argparse.Namespace) -> bool:
+    """Only a person watching a terminal gets a bar: never in CI, never when stdout is piped, never for
+    machine formats."""
+    stdout_is_terminal = args.output_file is not None or sys.stdout.isatty()
     return (args.output_format in HUMAN_FORMATS and not args.quiet and not args.statistics
-            and sys.stderr.isatty() and not os.environ.get("CI"))
+            and sys.stderr.isatty() and stdout_is_terminal and not os.environ.get("CI"))
 
 
 class _Progress:

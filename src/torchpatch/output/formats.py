@@ -99,7 +99,9 @@ def unreadable(result: FileResult) -> Unreadable | None:
     import re
 
     match = re.search(r"\bat line (\d+)", result.error)
-    return Unreadable(result.path, result.error, int(match.group(1)) if match else 1)
+    if match is None or result.path.suffix == ".ipynb":  # a notebook's reason names the cell, not a file line
+        return Unreadable(result.path, result.error, 1)
+    return Unreadable(result.path, result.error, int(match.group(1)))
 
 
 def _unreadable_line(item: Unreadable, style: Style) -> str:
