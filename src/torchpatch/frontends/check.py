@@ -260,8 +260,8 @@ class _Report:
                 style = Style(args.output_file is None and colour_wanted(sys.stdout))
                 text = _render(results, args, style)
                 target = out
-                if self.stdin_data is not None and args.output_file is None:
-                    target = sys.stderr  # stdout holds the fixed code
+                if (self.stdin_data is not None or args.diff and not self.machine) and args.output_file is None:
+                    target = sys.stderr  # stdout holds the fixed code, or a diff that `patch` can read
                 if text:
                     print(text, file=target)
                 if args.fix and args.show_fixes:
