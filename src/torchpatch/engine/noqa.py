@@ -54,9 +54,11 @@ def noqa_edits(text: str, codes_by_row: dict[int, list[str]]) -> list[Edit]:
 
 def add_noqa(result: FileResult) -> int:
     """Add the directives to one checked file and write it; the number of lines changed."""
+    from torchpatch.engine.dependencies import is_dependency_file
+
     text = result.original_text
-    if text is None or result.source is None:
-        return 0
+    if text is None or result.source is None or is_dependency_file(result.path):
+        return 0  # pins: an inline comment is not valid everywhere (setup.cfg values), so never added
     locator = Locator(text)
     codes_by_row: dict[int, list[str]] = {}
     for finding in result.findings:
