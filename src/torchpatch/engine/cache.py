@@ -46,7 +46,7 @@ def code_fingerprint() -> str:
 
 def file_key(path: Path, settings: Settings, data: bytes) -> str:
     digest = hashlib.blake2b(digest_size=20)
-    digest.update(f"{_FORMAT}\0{code_fingerprint()}\0{path.resolve().as_posix()}\0{settings.result_key(path)}\0".encode())
+    digest.update(f"{_FORMAT}\0{code_fingerprint()}\0{Path(os.path.abspath(path)).as_posix()}\0{settings.result_key(path)}\0".encode())
     digest.update(data)
     return digest.hexdigest()
 

@@ -164,6 +164,8 @@ class SettingsResolver:
     def __init__(self, overrides: Overrides) -> None:
         self.overrides = overrides
         self._config_of_folder: dict[Path, Path | None] = {}
+        self._settings_of_parent: dict[Path, Settings] = {}  # a file's folder as given → its settings
+        self._settings_of_folder: dict[Path, Settings] = {}
         self._settings: dict[tuple[str, Path | None], Settings] = {}
         if overrides.config is not None and not overrides.isolated and not overrides.config.is_file():
             raise ConfigError(f"--config {overrides.config}: no such file")
@@ -174,7 +176,13 @@ class SettingsResolver:
             raise ConfigError(str(error)) from None
 
     def for_folder(self, folder: Path) -> Settings:
-        folder = folder.resolve()
+        known = self._settings_of_folder.get(folder)
+        if known is not None:
+            return known
+        settings = self._settings_of_folder[folder] = self._for_resolved_folder(folder.resolve())
+        return settings
+
+    def _for_resolved_folder(self, folder: Path) -> Settings:
         if self.overrides.isolated:
             return self._build(None, None)
         if self.overrides.config is not None:
@@ -185,8 +193,13 @@ class SettingsResolver:
         return self._build(None, project_root(folder))
 
     def for_file(self, path: Path) -> Settings:
-        resolved = path.resolve()
-        return self.for_folder(resolved if resolved.is_dir() else resolved.parent)
+        folder = path.parent
+        settings = self._settings_of_parent.get(folder)
+        if settings is None:
+            resolved = path.resolve()
+            settings = self.for_folder(resolved if resolved.is_dir() else resolved.parent)
+            self._settings_of_parent[folder] = settings
+        return settings
 
     def all_settings(self) -> list[Settings]:
         return list(self._settings.values())
