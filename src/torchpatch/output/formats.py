@@ -10,11 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Iterator
+from urllib.parse import quote
 
 from torchpatch import __version__
 from torchpatch.engine.linter import FileResult, Finding, fix_allowed
@@ -96,8 +98,6 @@ class Unreadable:
 def unreadable(result: FileResult) -> Unreadable | None:
     if result.error is None:
         return None
-    import re
-
     match = re.search(r"\bat line (\d+)", result.error)
     if match is None or result.path.suffix == ".ipynb":  # a notebook's reason names the cell, not a file line
         return Unreadable(result.path, result.error, 1)
@@ -362,8 +362,6 @@ def _artifact(path: Path) -> dict:
     relative = display_path(path)
     if relative == "-" or Path(relative).is_absolute():
         return {"uri": path.resolve().as_uri() if relative != "-" else "stdin"}
-    from urllib.parse import quote
-
     return {"uri": quote(relative), "uriBaseId": "%SRCROOT%"}
 
 
