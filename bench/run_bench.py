@@ -241,8 +241,9 @@ def commands(tools: list[str], list_file: Path, files: list[Path], select_all: b
         if tool == "ast":
             argvs[tool] = [sys.executable, "-c", AST_LOOP, str(list_file)]
         elif tool == "torchpatch":
+            # One cold process (no result cache, no pool): what the parser floor is compared with.
             argvs[tool] = [sys.executable, "-m", "torchpatch", "check", "--exit-zero", "--output-format", "concise",
-                           "--isolated", *(["--select", "ALL"] if select_all else []), *paths]
+                           "--isolated", "--no-cache", "-j", "1", *(["--select", "ALL"] if select_all else []), *paths]
         elif tool == "torchfix":
             venv = torchfix_venv()
             argvs[tool] = [str(venv / "bin" / "torchfix"), "-j", "1", "--select", "ALL", *paths]
@@ -337,7 +338,7 @@ def profile_torchpatch(files: list[Path], out_dir: Path, top: int, select_all: b
     """cProfile one torchpatch run over the corpus; return the top functions by cumulative time."""
     stats_path = out_dir / "torchpatch.pstats"
     argv = [sys.executable, "-m", "cProfile", "-o", str(stats_path), "-m", "torchpatch", "check", "--exit-zero",
-            "--output-format", "concise", "--isolated", *(["--select", "ALL"] if select_all else []),
+            "--output-format", "concise", "--isolated", "--no-cache", "-j", "1", *(["--select", "ALL"] if select_all else []),
             *[str(p) for p in files]]
     _log("profiling torchpatch (cProfile)")
     subprocess.run(argv, cwd=SOURCES_DIR, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)

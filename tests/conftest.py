@@ -11,6 +11,12 @@ from torchpatch.engine.settings import Settings
 from torchpatch.versions import Version
 
 
+@pytest.fixture(autouse=True)
+def _private_result_cache(tmp_path_factory, monkeypatch):
+    """Each test gets its own result cache: a test that patches a rule must never read another's results."""
+    monkeypatch.setenv("TORCHPATCH_CACHE_DIR", str(tmp_path_factory.mktemp("torchpatch-cache")))
+
+
 def make_settings(target: str | None = None, min_torch: str | None = None, select: list[str] | None = None) -> Settings:
     settings = Settings()
     if target:

@@ -48,8 +48,10 @@ def test_json_fields_match_ruff(project, capsys):
     code, findings = check_json(capsys, "a.py")
     assert code == 1
     (finding,) = findings
-    assert set(finding) == {"code", "name", "message", "url", "filename", "location", "end_location", "fix", "noqa_row"}
-    assert finding["code"] == "TP101" and finding["name"] == "removed-api"
+    # ruff's field names, plus the severity (issue 12: error for removed APIs and security).
+    assert set(finding) == {"code", "name", "message", "severity", "url", "filename", "location", "end_location",
+                            "fix", "noqa_row"}
+    assert finding["code"] == "TP101" and finding["name"] == "removed-api" and finding["severity"] == "error"
     assert finding["filename"] == str((project / "a.py").resolve())
     assert finding["location"] == {"row": 2, "column": 6} and finding["end_location"] == {"row": 2, "column": 38}
     assert finding["noqa_row"] == 2

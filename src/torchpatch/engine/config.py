@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from torchpatch.engine.dependencies import requirements_in
+from torchpatch.engine.settings import SelectionError, Settings
 from torchpatch.versions import KNOWN_RELEASES, OLDEST_KNOWN, Version
 
 if TYPE_CHECKING:
@@ -28,32 +30,42 @@ class ConfigError(ValueError):
 
 
 def find_config(start: Path) -> Path | None:
-    """The nearest torchpatch.toml, or pyproject.toml with a [tool.torchpatch] table, from start upwards."""
+    """The nearest torchpatch.toml, or pyproject.toml with a [tool.torchpatch] table, from start upwards.
+
+    A pyproject.toml that is not valid TOML is an error (as in ruff), not a file to skip silently."""
     directory = start.resolve()
     if directory.is_file():
         directory = directory.parent
     for folder in (directory, *directory.parents):
-        candidate = folder / "torchpatch.toml"
-        if candidate.is_file():
-            return candidate
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
-                continue
-            if "torchpatch" in data.get("tool", {}):
-                return candidate
+        found = config_in(folder)
+        if found is not None:
+            return found
     return None
 
 
-def load_config(path: Path) -> dict:
+def config_in(folder: Path) -> Path | None:
+    """The configuration file of one folder, if it has one."""
+    candidate = folder / "torchpatch.toml"
+    if candidate.is_file():
+        return candidate
+    candidate = folder / "pyproject.toml"
+    if candidate.is_file():
+        if "torchpatch" in _read_toml(candidate).get("tool", {}):
+            return candidate
+    return None
+
+
+def _read_toml(path: Path) -> dict:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read: {error}") from None
+
+
+def load_config(path: Path) -> dict:
+    data = _read_toml(path)
     table = data.get("tool", {}).get("torchpatch", {}) if path.name == "pyproject.toml" else data
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.torchpatch] must be a table")
@@ -71,10 +83,22 @@ def load_config(path: Path) -> dict:
                     raise ConfigError(f"{path}: per-file-ignores[{pattern!r}] must be a list of codes")
         if key in ("target-torch", "min-torch"):
             try:
-                Version.parse(value)
+                known_release(value, key)
             except ValueError as error:
-                raise ConfigError(f"{path}: {key}: {error}") from None
+                raise ConfigError(f"{path}: {error}") from None
     return table
+
+
+def known_release(text: str, name: str) -> Version:
+    """A release torchpatch knows (2.4 to 2.15): outside that range no rule's versions can be trusted."""
+    try:
+        version = Version.parse(text)
+    except ValueError as error:
+        raise ValueError(f"{name}: {error}") from None
+    if version not in KNOWN_RELEASES:
+        raise ValueError(f"{name}: {text!r} is not a release torchpatch knows "
+                         f"({KNOWN_RELEASES[0]} to {KNOWN_RELEASES[-1]})")
+    return version
 
 
 # -- the oldest torch the project supports, from its own pins -----------------------------------------
@@ -116,3 +140,135 @@ def torch_pins(path: Path) -> list[tuple["SpecifierSet", str]]:
             continue
         pins.append((requirement.specifier, path.name))
     return pins
+
+
+# -- the settings that apply to each file -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line says; it wins over every configuration file."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    target_torch: str | None = None
+    min_torch: str | None = None
+    config: Path | None = None  # one file for every path (like ruff's --config)
+    isolated: bool = False  # no configuration files, no pins
+
+
+class SettingsResolver:
+    """The Settings of each file: from the nearest torchpatch.toml / pyproject.toml [tool.torchpatch] above
+    it, as in ruff, with the command line on top; built once per configuration (or project root)."""
+
+    def __init__(self, overrides: Overrides) -> None:
+        self.overrides = overrides
+        self._config_of_folder: dict[Path, Path | None] = {}
+        self._settings_of_parent: dict[Path, Settings] = {}  # a file's folder as given → its settings
+        self._settings_of_folder: dict[Path, Settings] = {}
+        self._settings: dict[tuple[str, Path | None], Settings] = {}
+        if overrides.config is not None and not overrides.isolated and not overrides.config.is_file():
+            raise ConfigError(f"--config {overrides.config}: no such file")
+        try:  # the command line's own selectors, before any file is read
+            Settings(select=None if overrides.select is None else list(overrides.select),
+                     extend_select=list(overrides.extend_select), ignore=list(overrides.ignore)).validate()
+        except SelectionError as error:
+            raise ConfigError(str(error)) from None
+
+    def for_folder(self, folder: Path) -> Settings:
+        known = self._settings_of_folder.get(folder)
+        if known is not None:
+            return known
+        settings = self._settings_of_folder[folder] = self._for_resolved_folder(folder.resolve())
+        return settings
+
+    def _for_resolved_folder(self, folder: Path) -> Settings:
+        if self.overrides.isolated:
+            return self._build(None, None)
+        if self.overrides.config is not None:
+            return self._build(self.overrides.config.resolve(), None)
+        config = self._nearest_config(folder)
+        if config is not None:
+            return self._build(config, None)
+        return self._build(None, project_root(folder))
+
+    def for_file(self, path: Path) -> Settings:
+        folder = path.parent
+        settings = self._settings_of_parent.get(folder)
+        if settings is None:
+            resolved = path.resolve()
+            settings = self.for_folder(resolved if resolved.is_dir() else resolved.parent)
+            self._settings_of_parent[folder] = settings
+        return settings
+
+    def all_settings(self) -> list[Settings]:
+        return list(self._settings.values())
+
+    def _nearest_config(self, folder: Path) -> Path | None:
+        walked = []
+        found: Path | None = None
+        for candidate in (folder, *folder.parents):
+            if candidate in self._config_of_folder:
+                found = self._config_of_folder[candidate]
+                break
+            walked.append(candidate)
+            found = config_in(candidate)
+            if found is not None:
+                break
+        for candidate in walked:
+            self._config_of_folder[candidate] = found
+        return found
+
+    def _build(self, config_path: Path | None, root: Path | None) -> Settings:
+        key = ("config" if config_path else "root", config_path or root)
+        settings = self._settings.get(key)
+        if settings is None:
+            settings = self._settings[key] = self._settings_from(config_path, root)
+        return settings
+
+    def _settings_from(self, config_path: Path | None, root: Path | None) -> Settings:
+        options = self.overrides
+        config = load_config(config_path) if config_path is not None else {}
+        if config_path is not None:
+            root = config_path.parent
+        settings = Settings(project_root=root or Path.cwd().resolve())
+        settings.select = list(options.select) if options.select is not None else config.get("select")
+        settings.extend_select = [*config.get("extend-select", []), *options.extend_select]
+        settings.ignore = [*config.get("ignore", []), *options.ignore]
+        settings.per_file_ignores = config.get("per-file-ignores", {})
+        settings.exclude = config.get("exclude")
+        settings.extend_exclude = config.get("extend-exclude", [])
+        target = options.target_torch or config.get("target-torch")
+        try:
+            if target:
+                settings.target = known_release(target, "--target-torch" if options.target_torch else "target-torch")
+            minimum = options.min_torch or config.get("min-torch")
+            if minimum:
+                settings.min_torch = known_release(minimum, "--min-torch" if options.min_torch else "min-torch")
+                settings.min_torch_source = "--min-torch" if options.min_torch else str(config_path)
+            elif not options.isolated and root is not None:
+                pinned = min_torch_from_pins(root)
+                if pinned is not None:
+                    settings.min_torch, settings.min_torch_source = pinned
+        except ValueError as error:
+            raise ConfigError(f"{config_path}: {error}" if config_path and not str(error).startswith("--") else str(error)) from None
+        if settings.min_torch > settings.target and not (options.min_torch and options.target_torch):
+            # A pin newer than the default target: migrate to at least what the project already requires.
+            settings.target = max(settings.target, settings.min_torch)
+        try:
+            settings.validate()
+        except SelectionError as error:
+            raise ConfigError(f"{config_path}: {error}" if config_path else str(error)) from None
+        return settings
+
+
+def project_root(folder: Path) -> Path:
+    """Where a project without a torchpatch configuration starts: the nearest folder with packaging files."""
+    start = folder.resolve()
+    if start.is_file():
+        start = start.parent
+    for candidate in (start, *start.parents):
+        if any((candidate / name).exists() for name in ("pyproject.toml", "setup.cfg", "setup.py", ".git")) \
+                or any(candidate.glob("requirements*.txt")):
+            return candidate
+    return start

@@ -1,11 +1,19 @@
-"""Finding the files to check: .py, .pyi and .ipynb under the given paths, minus excluded folders."""
+"""Finding the files to check: .py, .pyi and .ipynb under the given paths, minus excluded and git-ignored ones.
+
+Patterns have gitignore semantics (``pathspec``), as in ruff: a pattern without a slash matches a name at
+any depth, one with a slash is anchored at the project root, ``**`` crosses folders, and a matched folder
+takes everything under it.
+"""
 
 from __future__ import annotations
 
-import fnmatch
 import os
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable
+
+import pathspec
 
 from torchpatch.engine.dependencies import is_dependency_file
 
@@ -13,54 +21,183 @@ SUFFIXES = frozenset({".py", ".pyi", ".ipynb"})
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", ".tox", ".nox", ".mypy_cache", ".ruff_cache",
     ".pytest_cache", ".ipynb_checkpoints", "__pycache__", "build", "dist", "node_modules", "site-packages",
-    "__pypackages__", ".eggs",
+    "__pypackages__", ".eggs", ".torchpatch_cache",
 )
+IGNORE_FILES = (".gitignore", ".ignore")
+_GLOB_CHARS = re.compile(r"[*?\[\]!\\/]")
 
 
-def _excluded(name: str, relative: str, patterns: Iterable[str]) -> bool:
-    for pattern in patterns:
-        pattern = pattern.rstrip("/")
-        if fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(relative, pattern) \
-                or fnmatch.fnmatch(relative, pattern + "/*"):
+def compile_patterns(patterns: Iterable[str]) -> pathspec.PathSpec:
+    return pathspec.PathSpec.from_lines("gitignore", [p for p in patterns if p.strip()])
+
+
+@dataclass
+class FileFilter:
+    """The exclude patterns of one configuration, matched relative to its project root."""
+
+    root: Path
+    patterns: tuple[str, ...]
+    spec: pathspec.PathSpec = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.root = self.root.resolve()
+        self.spec = compile_patterns(self.patterns)
+        # During a walk every folder above an entry was already matched (and an excluded one not entered),
+        # so a plain name pattern (``build``, ``.venv``) only needs the entry's own name.
+        plain = [p.strip() for p in self.patterns if p.strip() and not _GLOB_CHARS.search(p.strip().rstrip("/"))]
+        self._names = frozenset(p for p in plain if not p.endswith("/"))
+        self._folder_names = frozenset(p.rstrip("/") for p in plain if p.endswith("/"))
+        self._rest = compile_patterns([p for p in self.patterns if p.strip() and p.strip() not in plain])
+        self._root_prefix = self.root.as_posix().rstrip("/") + "/"
+
+    def excludes_entry(self, name: str, located: str, is_dir: bool, base: str | None = None) -> bool:
+        """``excludes`` for an entry met while walking: ``located`` is its absolute path (folders resolved)
+        as text, and its folders are known not to be excluded."""
+        if name in self._names or (is_dir and name in self._folder_names):
             return True
+        if not self._rest.patterns:
+            return False
+        prefix = base.rstrip("/") + "/" if base is not None else self._root_prefix
+        relative = located[len(prefix):] if located.startswith(prefix) else name
+        return self._rest.match_file(relative + "/" if is_dir else relative)
+
+    def excludes(self, path: Path, is_dir: bool = False, base: Path | None = None) -> bool:
+        """Whether the patterns exclude ``path`` (absolute, folders resolved); with ``base``, the path is
+        matched relative to it (the inside of an excluded folder that was named explicitly)."""
+        relative = _relative(path, base or self.root)
+        if relative is None:
+            relative = path.name  # outside the project: only name patterns can apply
+        return self.spec.match_file(relative + "/" if is_dir else relative)
+
+
+@dataclass
+class _IgnoreFile:
+    folder: Path
+    spec: pathspec.GitIgnoreSpec
+
+    @property
+    def prefix(self) -> str:
+        return self.folder.as_posix().rstrip("/") + "/"
+
+
+def _read_ignore_files(folder: Path) -> list[_IgnoreFile]:
+    found = []
+    for name in IGNORE_FILES:
+        candidate = folder / name
+        try:
+            lines = candidate.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        found.append(_IgnoreFile(folder.resolve(), pathspec.GitIgnoreSpec.from_lines(lines)))
+    return found
+
+
+def _ignored(located: str, is_dir: bool, ignore_files: list[_IgnoreFile]) -> bool:
+    """Git's rule: the deepest ignore file with a matching pattern decides (a ``!`` pattern re-includes)."""
+    for ignore_file in reversed(ignore_files):
+        prefix = ignore_file.prefix
+        if not located.startswith(prefix):
+            continue
+        relative = located[len(prefix):]
+        result = ignore_file.spec.check_file(relative + "/" if is_dir else relative)
+        if result.include is not None:
+            return result.include
     return False
 
 
-def discover(paths: Iterable[Path], exclude: Iterable[str], root: Path | None = None,
-             include_dependency_files: bool = True) -> Iterator[Path]:
-    """Files to check, in a stable order. A path given explicitly is checked even if its folder is excluded,
-    as in ruff; files given explicitly are checked whatever their suffix."""
-    patterns = tuple(exclude)
-    seen: set[Path] = set()
-    base = (root or Path.cwd()).resolve()
+def _ancestor_ignore_files(start: Path) -> list[_IgnoreFile]:
+    """Ignore files above a walked folder, up to the root of its git repository, or outside a repository up
+    to the working directory (never the whole file system)."""
+    folders = []
+    cwd = Path.cwd().resolve()
+    for folder in start.parents:
+        folders.append(folder)
+        if (folder / ".git").exists() or folder == cwd:
+            break
+    else:
+        return []
+    return [ignore for folder in reversed(folders) for ignore in _read_ignore_files(folder)]
+
+
+def discover(paths: Iterable[Path], filter_for: Callable[[Path], FileFilter], respect_gitignore: bool = True,
+             force_exclude: bool = False, include_dependency_files: bool = True) -> list[Path]:
+    """Files to check, sorted, each once. ``filter_for(folder)`` gives the exclusions of the configuration
+    that governs that folder. A file given explicitly is checked whatever its suffix and even if excluded,
+    as in ruff, unless ``force_exclude``."""
+    seen: set[str] = set()
+    found: list[tuple[str, Path]] = []
+
+    def add(candidate: Path, located: str, real: str | None) -> None:
+        """``located``: the candidate's absolute path with its folders resolved; ``real``: where a link points."""
+        real = real or located
+        if real not in seen:
+            seen.add(real)
+            found.append((located, candidate))
+
     for path in paths:
         if path.is_file() or not path.exists():
-            resolved = path.resolve()
-            if resolved not in seen:
-                seen.add(resolved)
-                yield path
+            if force_exclude and _explicitly_excluded(path, filter_for):
+                continue
+            add(path, f"{os.path.realpath(path.parent or '.').rstrip('/')}/{path.name}", os.path.realpath(path))
             continue
-        for directory, subdirectories, files in os.walk(path):
-            directory_path = Path(directory)
-            subdirectories[:] = sorted(
-                d for d in subdirectories
-                if not _excluded(d, _relative(directory_path / d, base), patterns)
-                and not (directory_path / d / "pyvenv.cfg").exists()
-            )
-            for name in sorted(files):
-                candidate = directory_path / name
-                if candidate.suffix not in SUFFIXES and not (include_dependency_files and is_dependency_file(candidate)):
+        resolved_root = path.resolve()
+        if force_exclude and resolved_root != filter_for(resolved_root).root \
+                and _explicitly_excluded(path, filter_for):
+            continue
+        # An excluded folder named explicitly is checked (as in ruff): match below it, not from the project root.
+        base = resolved_root if _explicitly_excluded(path, filter_for) else None
+        inherited = _ancestor_ignore_files(resolved_root) if respect_gitignore else []
+        base_text = base.as_posix() if base is not None else None
+        # (folder as given, the same folder resolved, the ignore files that apply in it)
+        pending = [(path, resolved_root.as_posix(), inherited)]
+        while pending:
+            folder, real_folder, stack = pending.pop()
+            try:
+                with os.scandir(folder) as listing:
+                    entries = list(listing)
+            except OSError:
+                continue
+            if respect_gitignore:
+                names = {entry.name for entry in entries}
+                if any(name in names for name in IGNORE_FILES):
+                    stack = stack + _read_ignore_files(Path(real_folder))
+            folder_filter = filter_for(Path(real_folder))
+            for entry in entries:
+                name = entry.name
+                located = f"{real_folder.rstrip('/')}/{name}"
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)  # a linked folder is not entered, as os.walk
+                except OSError:
                     continue
-                if _excluded(name, _relative(candidate, base), patterns):
+                if is_dir:
+                    if folder_filter.excludes_entry(name, located, True, base_text) \
+                            or os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
+                        continue
+                    if respect_gitignore and stack and _ignored(located, True, stack):
+                        continue
+                    pending.append((folder / name, located, stack))
                     continue
-                resolved = candidate.resolve()
-                if resolved not in seen:
-                    seen.add(resolved)
-                    yield candidate
+                suffix = name[name.rfind("."):] if "." in name else ""
+                if suffix not in SUFFIXES and not (include_dependency_files and is_dependency_file(folder / name)):
+                    continue
+                if folder_filter.excludes_entry(name, located, False, base_text):
+                    continue
+                if respect_gitignore and stack and _ignored(located, False, stack):
+                    continue
+                add(folder / name, located, os.path.realpath(entry.path) if entry.is_symlink() else None)
+    found.sort(key=lambda item: item[0])
+    return [candidate for _, candidate in found]
 
 
-def _relative(path: Path, base: Path) -> str:
+def _explicitly_excluded(path: Path, filter_for: Callable[[Path], FileFilter]) -> bool:
+    resolved = path.resolve()
+    file_filter = filter_for(resolved.parent if not resolved.is_dir() else resolved)
+    return file_filter.excludes(resolved, is_dir=resolved.is_dir())
+
+
+def _relative(path: Path, base: Path) -> str | None:
+    """``path`` (absolute, folders resolved) relative to ``base``, or None outside it."""
     try:
-        return path.resolve().relative_to(base).as_posix()
+        return path.relative_to(base).as_posix()
     except ValueError:
-        return path.as_posix()
+        return None

@@ -94,12 +94,14 @@ def lint_text(text: str, path: Path, settings: Settings, locator: Locator | None
 
 
 def check_file(path: Path, settings: Settings, fix: bool = False, unsafe_fixes: bool = False,
-               add_todos: bool = False) -> FileResult:
+               add_todos: bool = False, data: bytes | None = None) -> FileResult:
+    """Lint one file; ``data``, when given, is its content (stdin, or bytes already read for the cache):
+    the result then depends on nothing but ``data``, the path and the settings."""
     result = FileResult(path=path)
     if is_dependency_file(path):
-        return _check_dependency_file(path, settings, result)
+        return _check_dependency_file(path, settings, result, data)
     try:
-        source = read_source(path)
+        source = read_source(path, data)
     except UnreadableFile as error:
         result.error = str(error)
         return result
@@ -134,6 +136,12 @@ def check_source(source: Source, settings: Settings, fix: bool = False, unsafe_f
         result.internal_error = True
         result.fixed_count = result.todo_count = 0
         return result
+    if "noqa" in text and "TP100" in settings.codes_for(path):
+        try:
+            text, diagnostics = _with_unused_noqa(text, path, settings, diagnostics, fix, unsafe_fixes, result, file_codes)
+        except ParseFailure as error:
+            result.error = str(error)
+            return result
     result.fixed_text = text
     if diagnostics:
         locator = Locator(text)
@@ -141,10 +149,29 @@ def check_source(source: Source, settings: Settings, fix: bool = False, unsafe_f
     return result
 
 
-def _check_dependency_file(path: Path, settings: Settings, result: FileResult) -> FileResult:
+def _with_unused_noqa(text: str, path: Path, settings: Settings, diagnostics: list[Diagnostic], fix: bool,
+                      unsafe_fixes: bool, result: FileResult, file_codes: set[str]) -> tuple[str, list[Diagnostic]]:
+    """Add TP100 (unused ``# noqa``) to the final text's findings; with ``fix``, remove the unused codes first."""
+    from torchpatch.engine.noqa import unused_noqa
+
+    codes = settings.codes_for(path)
+    unused = unsuppressed(text, unused_noqa(text, lint_text(text, path, settings), codes), file_codes)
+    chosen = select_fixes([d for d in unused if fix_allowed(d.fix, unsafe_fixes)]) if fix else []
+    new_text = _apply_parsing(text, path, chosen) if chosen else None
+    if new_text is not None:
+        for diagnostic in chosen:
+            result.fixed_count += 1
+            result.fixed_codes[diagnostic.code] = result.fixed_codes.get(diagnostic.code, 0) + 1
+        text = new_text
+        diagnostics = unsuppressed(text, lint_text(text, path, settings), file_codes)
+        unused = unsuppressed(text, unused_noqa(text, lint_text(text, path, settings), codes), file_codes)
+    return text, sorted([*diagnostics, *unused], key=lambda d: (d.start, d.code))
+
+
+def _check_dependency_file(path: Path, settings: Settings, result: FileResult, data: bytes | None = None) -> FileResult:
     """Requirements, constraints, pyproject.toml and setup.cfg: pins are checked, never rewritten."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = (path.read_bytes() if data is None else data).decode("utf-8-sig")
     except UnicodeDecodeError as error:
         result.error = f"not valid utf-8: {error}"
         return result

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,18 +31,23 @@ class SelectionError(ValueError):
     pass
 
 
+#: Codes the engine itself reports (not rules of the database); opt-in, like ruff's RUF100.
+ENGINE_CODES = {"TP100": "unused-noqa"}
+
+
 def expand_selector(selector: str, rules: tuple[type[Rule], ...]) -> set[str]:
     """Codes matched by a selector: ALL, a code, a prefix (TP3, TP30), a rule name or a TorchFix code."""
     key = selector.strip()
     upper = key.upper()
     if upper == "ALL":
-        return {rule.code for rule in rules}
+        return {rule.code for rule in rules} | set(ENGINE_CODES)
     redirects = torchfix_redirects()
     if upper.startswith("TOR"):
         matched = {code for tor, codes in redirects.items() if tor.startswith(upper) for code in codes}
         if matched:
             return matched
     matched = {rule.code for rule in rules if rule.code.startswith(upper) or rule.name == key.lower()}
+    matched |= {code for code, name in ENGINE_CODES.items() if code.startswith(upper) or name == key.lower()}
     if not matched:
         raise SelectionError(f"unknown rule selector {selector!r}")
     return matched
@@ -86,16 +91,29 @@ class Settings:
             codes -= expand_selector(selector, rules)
         return codes
 
-    def rules_for(self, path: Path) -> "RuleIndex":
-        """The enabled rules for one file, indexed; built once per distinct set of codes."""
+    def codes_for(self, path: Path) -> frozenset[str]:
+        """The enabled codes for one file: the selection less its per-file ignores (gitignore-style globs)."""
         codes = self.enabled_codes()
         if self.per_file_ignores:
             relative = _relative(path, self.project_root)
             for pattern, selectors in self.per_file_ignores.items():
-                if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(path.name, pattern):
+                if _glob_matches(pattern, relative, path.name):
                     for selector in selectors:
                         codes = codes - expand_selector(selector, all_rules())
-        key = (frozenset(codes), self.target)
+        return frozenset(codes)
+
+    def result_key(self, path: Path) -> str:
+        """Everything in these settings that can change one file's findings, as text (for the cache)."""
+        return f"{self.target}|{self.min_torch}|{','.join(sorted(self.codes_for(path)))}"
+
+    def __getstate__(self) -> dict:
+        # Worker processes rebuild the rule indexes; only the plain fields travel.
+        return {key: value for key, value in self.__dict__.items() if not key.startswith("_")}
+
+    def rules_for(self, path: Path) -> "RuleIndex":
+        """The enabled rules for one file, indexed; built once per distinct set of codes."""
+        codes = self.codes_for(path)
+        key = (codes, self.target)
         cache = self.__dict__.setdefault("_index_cache", {})
         if key not in cache:
             from torchpatch.engine.checker import RuleIndex
@@ -111,6 +129,19 @@ class Settings:
         if self.min_torch > self.target:
             raise SelectionError(f"min-torch {self.min_torch} is newer than target-torch {self.target}")
 
+
+
+@lru_cache(maxsize=256)
+def _compiled_glob(pattern: str):
+    import pathspec
+
+    return pathspec.PathSpec.from_lines("gitignore", [pattern])
+
+
+def _glob_matches(pattern: str, relative: str, name: str) -> bool:
+    """ruff's per-file-ignores: a glob with ``**`` semantics against the project-relative path, or the name."""
+    spec = _compiled_glob(pattern)
+    return spec.match_file(relative) or spec.match_file(name)
 
 
 def _relative(path: Path, root: Path | None) -> str:

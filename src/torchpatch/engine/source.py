@@ -103,8 +103,10 @@ class Source:
         return cell.number, cell_row, end_row - row + cell_row
 
 
-def read_source(path: Path) -> Source:
-    data = path.read_bytes()
+def read_source(path: Path, data: bytes | None = None) -> Source:
+    """The file's Source; ``data`` is its bytes when the caller already has them (stdin, the cache)."""
+    if data is None:
+        data = path.read_bytes()
     if path.suffix == ".ipynb":
         return _read_notebook(path, data)
     text, encoding, bom = decode_python(data)

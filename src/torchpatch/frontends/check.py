@@ -4,43 +4,62 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import gc
+import io
+import os
 import sys
-from contextlib import contextmanager
+import time
 from pathlib import Path
+from typing import TextIO
 
-from torchpatch.engine.config import ConfigError, find_config, load_config, min_torch_from_pins
-from torchpatch.engine.discover import DEFAULT_EXCLUDE, discover
+from torchpatch.engine.config import ConfigError, Overrides, SettingsResolver
+from torchpatch.engine.discover import DEFAULT_EXCLUDE, FileFilter, discover
 from torchpatch.engine.linter import FileResult, check_file, fix_allowed
-from torchpatch.engine.settings import SelectionError, Settings
+from torchpatch.engine.settings import Settings
 from torchpatch.engine.writer import fixed_content, original_content, write_fixed
 from torchpatch.output import formats
-from torchpatch.rules import all_rules
-from torchpatch.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version
+from torchpatch.output.style import Style, colour_wanted
+from torchpatch.versions import NEWEST_KNOWN, OLDEST_KNOWN
 
 HELP = "Check Python files and notebooks for outdated and unsafe PyTorch usage (and fix them)."
 OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif")
+HUMAN_FORMATS = ("full", "concise")
+#: A progress bar appears only once a run has taken this long (and only on a terminal).
+PROGRESS_AFTER_S = 1.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", type=Path, default=[], help="files or folders (default: .)")
+    parser.add_argument("paths", nargs="*", type=Path, default=[], help="files or folders (default: .); - reads stdin")
     parser.add_argument("--fix", action="store_true", help="apply safe fixes")
     parser.add_argument("--unsafe-fixes", action="store_true", help="also show, and with --fix apply, unsafe fixes")
     parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     parser.add_argument("--show-fixes", action="store_true", help="list what --fix fixed")
     parser.add_argument("--add-todos", action="store_true",
                         help="with --fix: write a `# TODO(torchpatch): CODE message` line above each finding no fix handles")
+    parser.add_argument("--add-noqa", action="store_true", help="add `# noqa: CODE` to every line with a finding")
     parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default="full")
+    parser.add_argument("-o", "--output-file", type=Path, help="write the report to this file instead of stdout")
     parser.add_argument("--statistics", action="store_true", help="print counts per rule")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    parser.add_argument("--exit-non-zero-on-fix", action="store_true",
+                        help="exit 1 when --fix changed a file, even if no finding remains")
     parser.add_argument("--select", type=_codes, help="rules to enable: codes, prefixes, names or ALL (comma-separated)")
     parser.add_argument("--extend-select", type=_codes, default=[], help="rules to enable on top of the selection")
     parser.add_argument("--ignore", type=_codes, default=[], help="rules to disable")
     parser.add_argument("--target-torch", metavar="X.Y", help=f"release to migrate to (default {NEWEST_KNOWN})")
     parser.add_argument("--min-torch", metavar="X.Y",
                         help=f"oldest release the code must still run on (default: from the project's pins, else {OLDEST_KNOWN})")
-    parser.add_argument("--config", type=Path, help="a torchpatch.toml or pyproject.toml to use")
+    parser.add_argument("--config", type=Path, help="a torchpatch.toml or pyproject.toml to use for every file")
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files and pins")
+    parser.add_argument("--force-exclude", action="store_true",
+                        help="apply exclude patterns to files given explicitly too (for pre-commit)")
+    parser.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
+                        help="also check files that .gitignore / .ignore exclude")
+    parser.add_argument("--stdin-filename", type=Path, help="the path of the code read from stdin (with `-`)")
+    parser.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
+                        help="processes to check files with (default: all cores)")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    parser.add_argument("--cache-dir", type=Path, help="where the cache lives (default: .torchpatch_cache, "
+                                                       "or $TORCHPATCH_CACHE_DIR)")
     parser.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
 
 
@@ -48,194 +67,330 @@ def _codes(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-def _version_option(value: str, name: str) -> Version:
+def _jobs(value: str) -> int:
+    try:
+        jobs = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of processes: {value!r}") from None
+    if jobs < 1:
+        raise argparse.ArgumentTypeError("needs at least 1 process")
+    return jobs
+
+
+def _usage_error(message: str) -> Exception:
     from torchpatch.frontends.cli import UsageError
 
+    return UsageError(message)
+
+
+def overrides_from(args: argparse.Namespace) -> Overrides:
+    return Overrides(
+        select=None if args.select is None else tuple(args.select), extend_select=tuple(args.extend_select),
+        ignore=tuple(args.ignore), target_torch=args.target_torch, min_torch=args.min_torch,
+        config=args.config, isolated=args.isolated)
+
+
+def make_resolver(args: argparse.Namespace) -> SettingsResolver:
     try:
-        version = Version.parse(value)
-    except ValueError as error:
-        raise UsageError(f"--{name}: {error}") from None
-    return version
+        return SettingsResolver(overrides_from(args))
+    except ConfigError as error:
+        raise _usage_error(str(error)) from None
 
 
 def build_settings(args: argparse.Namespace) -> Settings:
-    from torchpatch.frontends.cli import UsageError
-
+    """The settings of the first path (the whole story for one file; see SettingsResolver for many)."""
     paths = args.paths or [Path(".")]
-    for path in paths:
-        if not path.exists():
-            raise UsageError(f"{path}: no such file or directory")
-    config_path = None
-    config: dict = {}
-    if not args.isolated:
-        config_path = args.config or find_config(paths[0] if paths[0].is_dir() else paths[0].parent)
-        if args.config is not None and not args.config.is_file():
-            raise UsageError(f"--config {args.config}: no such file")
-        if config_path is not None:
-            try:
-                config = load_config(config_path)
-            except ConfigError as error:
-                raise UsageError(str(error)) from None
-    root = config_path.parent if config_path else _project_root(paths[0])
-    settings = Settings(project_root=root)
-    settings.select = args.select if args.select is not None else config.get("select")
-    settings.extend_select = [*config.get("extend-select", []), *args.extend_select]
-    settings.ignore = [*config.get("ignore", []), *args.ignore]
-    settings.per_file_ignores = config.get("per-file-ignores", {})
-    settings.exclude = config.get("exclude")
-    settings.extend_exclude = config.get("extend-exclude", [])
-    target = args.target_torch or config.get("target-torch")
-    if target:
-        settings.target = _version_option(target, "target-torch")
-    minimum = args.min_torch or config.get("min-torch")
-    if minimum:
-        settings.min_torch = _version_option(minimum, "min-torch")
-        settings.min_torch_source = "--min-torch" if args.min_torch else str(config_path)
-    elif not args.isolated and root is not None:
-        pinned = min_torch_from_pins(root)
-        if pinned is not None:
-            settings.min_torch, settings.min_torch_source = pinned
-    if settings.min_torch > settings.target and not (args.min_torch and args.target_torch):
-        # A pin newer than the default target: migrate to at least what the project already requires.
-        settings.target = max(settings.target, settings.min_torch)
     try:
-        settings.validate()
-    except SelectionError as error:
-        raise UsageError(str(error)) from None
-    return settings
+        return make_resolver(args).for_file(paths[0])
+    except ConfigError as error:
+        raise _usage_error(str(error)) from None
 
 
-def _project_root(path: Path) -> Path:
-    start = path.resolve()
-    if start.is_file():
-        start = start.parent
-    for folder in (start, *start.parents):
-        if any((folder / name).exists() for name in ("pyproject.toml", "setup.cfg", "setup.py", ".git")) \
-                or any(folder.glob("requirements*.txt")):
-            return folder
-    return start
+def file_filter(settings: Settings) -> FileFilter:
+    cached = settings.__dict__.get("_file_filter")
+    if cached is None:
+        patterns = (*(settings.exclude if settings.exclude is not None else DEFAULT_EXCLUDE), *settings.extend_exclude)
+        cached = settings.__dict__["_file_filter"] = FileFilter(settings.project_root or Path.cwd(), tuple(patterns))
+    return cached
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    if args.add_todos and not (args.fix or args.diff):
+        raise _usage_error("--add-todos writes comments: use it with --fix or --diff")
+    if args.add_noqa and (args.fix or args.diff):
+        raise _usage_error("--add-noqa cannot be combined with --fix or --diff")
+    if args.stdin_filename is not None and [str(p) for p in args.paths] not in ([], ["-"]):
+        raise _usage_error("--stdin-filename reads stdin: give no paths, or `-`")
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = build_settings(args)
-    paths = args.paths or [Path(".")]
-    exclude = [*(settings.exclude if settings.exclude is not None else DEFAULT_EXCLUDE), *settings.extend_exclude]
-    fixing = args.fix or args.diff
-    if args.add_todos and not fixing:
-        from torchpatch.frontends.cli import UsageError
-
-        raise UsageError("--add-todos writes comments: use it with --fix or --diff")
-    results: list[FileResult] = []
-    with _collect_garbage_between_files() as file_done:
-        for path in discover(paths, exclude, settings.project_root):
-            result = check_file(path, settings, fix=fixing, unsafe_fixes=args.unsafe_fixes, add_todos=args.add_todos)
-            if not result.findings and not result.fixed_count:
-                result.source = result.original_text = result.fixed_text = None  # keep memory flat on big trees
-            results.append(result)
-            file_done()
-
-    for result in results:
-        if result.error is not None:
-            print(f"torchpatch: {result.path}: {result.error}", file=sys.stderr)
-
-    if args.diff:
-        return _print_diffs(results)
-
-    fixed_total = 0
-    if args.fix:
-        for result in results:
-            if (result.fixed_count or result.todo_count) and result.error is None:
-                try:
-                    if write_fixed(result):
-                        fixed_total += result.fixed_count
-                except OSError as error:
-                    print(f"torchpatch: {result.path}: not written: {error}", file=sys.stderr)
-
-    _print_findings(results, args)
-    if args.fix and args.show_fixes:
-        _print_fixed(results)
-    todos = sum(r.todo_count for r in results)
-    if todos and not args.quiet:
-        print(f"Added {todos} TODO(torchpatch) comment{'s' * (todos != 1)}.", file=sys.stderr)
-    remaining = sum(len(r.findings) for r in results) + sum(1 for r in results if r.error is not None)
-    if not args.quiet and args.output_format in ("full", "concise"):
-        _print_summary(results, remaining, fixed_total, args)
-    if any(result.internal_error for result in results):
-        return 2
-    if args.exit_zero:
-        return 0
-    return 1 if remaining else 0
-
-
-@contextmanager
-def _collect_garbage_between_files(every: int = 100):
-    """Cyclic GC off while files are checked, and one collection every ``every`` files.
-
-    An AST is freed by reference counting alone, but the collector, triggered by the allocations of
-    parsing, walks every live AST node again and again: that was a fifth of the run time on large trees.
-    """
-    was_enabled = gc.isenabled()
-    gc.collect()
-    gc.freeze()  # what the imports created is never garbage: keep it out of every later collection
-    gc.disable()
-    count = 0
-
-    def file_done() -> None:
-        nonlocal count
-        count += 1
-        if count % every == 0:
-            gc.collect()
-
+    _check_options(args)
+    reading_stdin = [str(p) for p in args.paths] == ["-"] or (args.stdin_filename is not None and not args.paths)
+    if "-" in [str(p) for p in args.paths] and not reading_stdin:
+        raise _usage_error("`-` (stdin) cannot be combined with other paths")
+    resolver = make_resolver(args)
+    report = _Report(args)
     try:
-        yield file_done
+        if reading_stdin:
+            return _run_stdin(args, resolver, report)
+        return _run_paths(args, resolver, report)
+    except ConfigError as error:
+        raise _usage_error(str(error)) from None
+
+
+def _run_paths(args: argparse.Namespace, resolver: SettingsResolver, report: "_Report") -> int:
+    paths = args.paths or [Path(".")]
+    for path in paths:
+        if not path.exists():
+            raise _usage_error(f"{path}: no such file or directory")
+    files = discover(paths, lambda folder: file_filter(resolver.for_folder(folder)),
+                     respect_gitignore=args.respect_gitignore, force_exclude=args.force_exclude)
+    if not files:
+        print("warning: No Python files found under the given path(s)", file=sys.stderr)
+
+    from torchpatch.engine import cache as result_cache
+    from torchpatch.engine.parallel import Mode, available_cores, check_files
+
+    fixing = args.fix or args.diff
+    mode = Mode(fix=fixing, unsafe_fixes=args.unsafe_fixes, add_todos=args.add_todos)
+    cache = None
+    if not args.no_cache:
+        cache = result_cache.ResultCache(args.cache_dir or result_cache.default_cache_dir(), mode.cache_name())
+    progress = _Progress(len(files)) if _progress_wanted(args) else None
+    try:
+        results = check_files(files, resolver.for_file, mode, args.jobs or available_cores(), cache,
+                              progress.update if progress else None)
     finally:
-        gc.unfreeze()
-        if was_enabled:
-            gc.enable()
+        if progress:
+            progress.close()
+    if cache is not None:
+        cache.save()
+    return report.finish(results)
 
 
-def _print_findings(results: list[FileResult], args: argparse.Namespace) -> None:
+def _run_stdin(args: argparse.Namespace, resolver: SettingsResolver, report: "_Report") -> int:
+    """``check -``: the code comes from stdin, named --stdin-filename; with --fix the fixed code goes to stdout."""
+    name = args.stdin_filename or Path("-")
+    settings = resolver.for_file(name if str(name) != "-" else Path("stdin.py"))
+    data = sys.stdin.buffer.read()
+    fixing = args.fix or args.diff
+    result = check_file(name if str(name) != "-" else Path("-"), settings, fix=fixing,
+                        unsafe_fixes=args.unsafe_fixes, add_todos=args.add_todos, data=data)
+    if args.fix:
+        report.stdin_data = data
+    return report.finish([result])
+
+
+def _progress_wanted(args: argparse.Namespace) -> bool:
+    """Only a person watching a terminal gets a bar: never in CI, never when stdout is piped, never for
+    machine formats."""
+    stdout_is_terminal = args.output_file is not None or sys.stdout.isatty()
+    return (args.output_format in HUMAN_FORMATS and not args.quiet and not args.statistics
+            and sys.stderr.isatty() and stdout_is_terminal and not os.environ.get("CI"))
+
+
+class _Progress:
+    """``[#####     ] 1200/2730 files`` on stderr, drawn only once the run has lasted PROGRESS_AFTER_S."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.started = time.monotonic()
+        self.drawn = False
+        self.last = 0.0
+
+    def update(self, done: int) -> None:
+        now = time.monotonic()
+        if now - self.started < PROGRESS_AFTER_S or (now - self.last < 0.1 and done < self.total):
+            return
+        self.last = now
+        width = 30
+        filled = width * done // max(self.total, 1)
+        sys.stderr.write(f"\r[{'#' * filled}{' ' * (width - filled)}] {done}/{self.total} files")
+        sys.stderr.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+class _Report:
+    """Everything after checking: writes, the report (stdout or -o), the summary and the exit code.
+
+    A broken pipe on stdout (``torchpatch check . | head -1``) stops the printing, never the exit code.
+    """
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.stdin_data: bytes | None = None
+        self.machine = args.output_format not in HUMAN_FORMATS
+
+    def finish(self, results: list[FileResult]) -> int:
+        args = self.args
+        for result in results:
+            if result.error is not None:
+                print(f"torchpatch: {formats.display_path(result.path)}: {result.error}", file=sys.stderr)
+        fixed_total = changed_files = 0
+        write_failed = False
+        if args.fix and self.stdin_data is None:
+            for result in results:
+                if (result.fixed_count or result.todo_count) and result.error is None:
+                    try:
+                        if write_fixed(result):
+                            fixed_total += result.fixed_count
+                            changed_files += 1
+                    except OSError as error:
+                        write_failed = True
+                        print(f"torchpatch: {result.path}: not written: {error}", file=sys.stderr)
+        elif args.fix:
+            fixed_total = sum(r.fixed_count for r in results)
+        if args.add_noqa:
+            added = _add_noqa(results)
+            print(f"Added {added} noqa directive{'s' * (added != 1)}.", file=sys.stderr)
+            return 2 if any(r.internal_error for r in results) else 0
+
+        diffs = 0
+        try:
+            with _output(args) as out:
+                if self.stdin_data is not None:
+                    _print_stdin_fixed(results[0], self.stdin_data)
+                if args.diff:
+                    diffs = _print_diffs(results, sys.stdout if not self.machine else sys.stderr)
+                style = Style(args.output_file is None and colour_wanted(sys.stdout))
+                text = _render(results, args, style)
+                target = out
+                if (self.stdin_data is not None or args.diff and not self.machine) and args.output_file is None:
+                    target = sys.stderr  # stdout holds the fixed code, or a diff that `patch` can read
+                if text:
+                    print(text, file=target)
+                if args.fix and args.show_fixes:
+                    _print_fixed(results, sys.stderr if self.machine or target is sys.stderr else target)
+                todos = sum(r.todo_count for r in results)
+                if todos and not args.quiet:
+                    print(f"Added {todos} TODO(torchpatch) comment{'s' * (todos != 1)}.", file=sys.stderr)
+                remaining = sum(len(r.findings) for r in results) + sum(1 for r in results if r.error is not None)
+                if not args.quiet and not self.machine:
+                    _print_summary(results, remaining, fixed_total, args, target, style)
+                if args.output_format == "github" and formats.github_step_summary_path():
+                    _append_step_summary(results)
+        except BrokenPipeError:
+            _silence_stdout()
+        remaining = sum(len(r.findings) for r in results) + sum(1 for r in results if r.error is not None)
+        if any(result.internal_error for result in results):
+            return 2
+        if write_failed:  # a failed write is never a clean run, whatever --exit-zero says
+            return 1
+        if args.exit_zero:
+            return 0
+        if remaining or diffs:
+            return 1
+        if args.exit_non_zero_on_fix and (fixed_total or changed_files):
+            return 1
+        return 0
+
+
+class _output:
+    """The report's stream: stdout, or the -o file (written whole, atomically, at the end)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.path: Path | None = args.output_file
+        self.buffer = io.StringIO()
+
+    def __enter__(self) -> TextIO:
+        return self.buffer if self.path is not None else sys.stdout
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if self.path is None or kind is not None:
+            return
+        from torchpatch.engine.writer import atomic_write
+
+        try:
+            if self.path.exists():
+                atomic_write(self.path, self.buffer.getvalue().encode("utf-8"))
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.path.write_text(self.buffer.getvalue(), encoding="utf-8")
+        except OSError as error:
+            raise _usage_error(f"--output-file {self.path}: {error.strerror or error}") from None
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so that the interpreter's last flush stays quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _render(results: list[FileResult], args: argparse.Namespace, style: Style) -> str:
     if args.statistics:
-        text = formats.render_statistics(results, args.unsafe_fixes)
-    elif args.output_format == "json":
-        text = formats.render_json(results)
-    elif args.output_format == "concise":
-        text = formats.render_concise(results, args.unsafe_fixes)
-    elif args.output_format == "github":
-        text = formats.render_github(results)
-    elif args.output_format == "sarif":
-        codes = {f.code for r in results for f in r.findings}
-        text = formats.render_sarif(results, [rule for rule in all_rules() if rule.code in codes])
-    else:
-        text = formats.render_full(results, args.unsafe_fixes)
-    if text:
-        print(text)
+        if args.output_format == "json":
+            return formats.render_statistics_json(results, args.unsafe_fixes)
+        return formats.render_statistics(results, args.unsafe_fixes)
+    if args.output_format == "json":
+        return formats.render_json(results)
+    if args.output_format == "concise":
+        return formats.render_concise(results, args.unsafe_fixes, style)
+    if args.output_format == "github":
+        return formats.render_github(results)
+    if args.output_format == "sarif":
+        return formats.render_sarif(results)
+    return formats.render_full(results, args.unsafe_fixes, style)
 
 
-def _print_summary(results: list[FileResult], remaining: int, fixed: int, args: argparse.Namespace) -> None:
+def _append_step_summary(results: list[FileResult]) -> None:
+    path = formats.github_step_summary_path()
+    try:
+        with open(path, "a", encoding="utf-8") as stream:
+            stream.write(formats.render_step_summary(results))
+    except OSError as error:
+        print(f"torchpatch: GITHUB_STEP_SUMMARY {path}: {error.strerror or error}", file=sys.stderr)
+
+
+def _print_summary(results: list[FileResult], remaining: int, fixed: int, args: argparse.Namespace,
+                   out: TextIO, style: Style) -> None:
     fixable = sum(1 for r in results for f in r.findings if fix_allowed(f.fix, args.unsafe_fixes))
     hidden = sum(1 for r in results for f in r.findings if f.fix is not None and not fix_allowed(f.fix, args.unsafe_fixes))
+    levels = formats.describe_severities(formats.severity_counts(results))
     lines = []
     if fixed:
-        lines.append(f"Found {remaining + fixed} error{'s' * (remaining + fixed != 1)} ({fixed} fixed, {remaining} remaining).")
+        total = remaining + fixed
+        tail = f": {levels}" if remaining else ""
+        lines.append(f"Found {total} finding{'s' * (total != 1)} ({fixed} fixed, {remaining} remaining{tail}).")
     elif remaining:
-        lines.append(f"Found {remaining} error{'s' * (remaining != 1)}.")
+        lines.append(f"Found {remaining} finding{'s' * (remaining != 1)} ({levels}).")
     else:
         lines.append("All checks passed!")
     if fixable and not args.fix:
         lines.append(f"[*] {fixable} fixable with the `--fix` option.")
     if hidden:
         lines.append(f"{hidden} hidden fix{'es' * (hidden != 1)} can be enabled with the `--unsafe-fixes` option.")
-    print("\n".join(lines), file=sys.stdout if remaining or fixed else sys.stderr)
+    stream = out if (remaining or fixed or out is not sys.stdout) else sys.stderr
+    print(style.summary("\n".join(lines)), file=stream)
 
 
-def _print_fixed(results: list[FileResult]) -> None:
+def _print_fixed(results: list[FileResult], out: TextIO) -> None:
     for result in results:
         for code, count in sorted(result.fixed_codes.items()):
-            print(f"Fixed {count} × {code} in {result.path}")
+            print(f"Fixed {count} × {code} in {formats.display_path(result.path)}", file=out)
 
 
-def _print_diffs(results: list[FileResult]) -> int:
+def _print_stdin_fixed(result: FileResult, data: bytes) -> None:
+    """ruff's ``--fix -``: the whole (fixed, or unchanged) code on stdout, in its own encoding."""
+    content = fixed_content(result) if result.error is None else None
+    if content is None:
+        sys.stdout.buffer.write(data)
+    else:
+        from torchpatch.engine.source import encode_python
+
+        source = result.source
+        sys.stdout.buffer.write(content.encode("utf-8") if source.is_notebook else encode_python(source, content))
+    sys.stdout.flush()
+
+
+def _print_diffs(results: list[FileResult], out: TextIO) -> int:
     changed = 0
     for result in results:
         new = fixed_content(result)
@@ -243,9 +398,23 @@ def _print_diffs(results: list[FileResult]) -> int:
             continue
         changed += 1
         old = original_content(result)
+        name = formats.display_path(result.path)
         diff = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                    fromfile=str(result.path), tofile=str(result.path))
-        sys.stdout.writelines(line if line.endswith(("\n", "\r")) else line + "\n" for line in diff)
+                                    fromfile=name, tofile=name)
+        out.writelines(line if line.endswith(("\n", "\r")) else line + "\n" for line in diff)
     if changed:
-        print(f"Would fix {sum(r.fixed_count for r in results)} error(s) in {changed} file(s).", file=sys.stderr)
-    return 1 if changed else 0
+        print(f"Would fix {sum(r.fixed_count for r in results)} finding(s) in {changed} file(s).", file=sys.stderr)
+    return changed
+
+
+def _add_noqa(results: list[FileResult]) -> int:
+    from torchpatch.engine.noqa import add_noqa
+
+    added = 0
+    for result in results:
+        if result.findings and result.error is None:
+            try:
+                added += add_noqa(result)
+            except OSError as error:
+                print(f"torchpatch: {result.path}: not written: {error}", file=sys.stderr)
+    return added

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import NoReturn, Sequence
 
@@ -20,6 +21,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("skill", "torchpatch.frontends.skill", "Write the knowledge as an Agent Skill for coding agents."),
     ("mcp", "torchpatch.frontends.mcp_server", "Serve the knowledge and the checker to coding agents over MCP (stdio)."),
     ("server", "torchpatch.frontends.server", "Run the language server for editors (extra: lsp)."),
+    ("clean", "torchpatch.frontends.clean", "Remove the result cache (.torchpatch_cache)."),
 )
 
 EXIT_CLEAN = 0
@@ -80,7 +82,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("torchpatch: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        return EXIT_CLEAN
+        # The reader went away (``| head``): what was left unprinted is unknown, so never claim a clean run.
+        # ``check`` handles this itself and returns its real exit code.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_FINDINGS
     except Exception as error:  # an internal failure must never look like a clean run
         print(f"torchpatch {args.command}: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_ERROR

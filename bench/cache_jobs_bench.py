@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""The result cache and ``-j`` side by side, in one run, on the corpus of ``run_bench.py``.
+
+    python bench/cache_jobs_bench.py                  # whole corpus (2,730 files, 1.42 M lines)
+    python bench/cache_jobs_bench.py --packages timm  # one package
+    python bench/cache_jobs_bench.py --repeat 3 --markdown
+
+Rows, all on the same explicit sorted file list, each a fresh process measured with ``os.wait4`` (wall
+time, CPU time of the process and its children, peak RSS of the largest one):
+
+* ``ast.parse``           read + ``ast.parse`` every file (the floor of any ``ast`` linter)
+* ``torchpatch cold -j 1``  ``--no-cache -j 1``: one process, nothing cached
+* ``torchpatch cold -j 2``  ``--no-cache -j 2``: two worker processes
+* ``torchpatch warm``       the default ``-j``, rerun on an unchanged tree with a filled cache
+* ``ruff cold``             ``ruff check --no-cache --select ALL`` (ruff's own threads, all cores)
+* ``ruff cold 1 thread``    the same with ``RAYON_NUM_THREADS=1``
+
+The ratios the issue asks for are printed under the table. Stdlib only; ruff must be on PATH (or in the
+interpreter's environment) for its rows: ``pip install ruff``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import run_bench  # noqa: E402  (the corpus and its pins live there)
+
+
+@dataclass
+class Timing:
+    name: str
+    wall: float
+    cpu: float
+    rss_mb: float
+    returncode: int
+
+
+def timed(name: str, argv: list[str], env: dict[str, str] | None = None) -> Timing:
+    with open(os.devnull, "wb") as sink:
+        start = time.perf_counter()
+        process = subprocess.Popen(argv, cwd=run_bench.SOURCES_DIR, stdout=sink, stderr=sink,
+                                   stdin=subprocess.DEVNULL, env=env or run_bench.TOOL_ENVIRONMENT)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+    timing = Timing(name, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
+                    os.waitstatus_to_exitcode(status))
+    print(f"[bench] {name}: wall {timing.wall:.2f}s cpu {timing.cpu:.2f}s rc {timing.returncode}",
+          file=sys.stderr, flush=True)
+    return timing
+
+
+def ruff_binary() -> str | None:
+    beside = Path(sys.executable).with_name("ruff")
+    return str(beside) if beside.exists() else shutil.which("ruff")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--packages", help=f"comma-separated, from: {', '.join(run_bench.PINNED)} (default: all)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per row; the fastest (wall) is reported")
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args(argv)
+    names = [n.strip() for n in args.packages.split(",")] if args.packages else list(run_bench.PINNED)
+    files = run_bench.corpus_files(names)
+    lines = run_bench.count_lines(files)
+    paths = [str(p) for p in files]
+    work = Path(tempfile.mkdtemp(prefix="torchpatch-bench-"))
+    list_file = work / "files.txt"
+    list_file.write_text("".join(f"{p}\n" for p in paths), encoding="utf-8")
+    cache_dir = work / "cache"
+    torchpatch = [sys.executable, "-m", "torchpatch", "check", "--exit-zero", "--output-format", "concise", "--isolated"]
+
+    def best(name: str, command: list[str], env: dict[str, str] | None = None, before=None) -> Timing:
+        runs = []
+        for _ in range(max(1, args.repeat)):
+            if before:
+                before()
+            runs.append(timed(name, command, env))
+        return min(runs, key=lambda t: t.wall)
+
+    def prime_cache() -> None:
+        shutil.rmtree(cache_dir, ignore_errors=True)
+        timed("(filling the cache)", [*torchpatch, "--cache-dir", str(cache_dir), "-j", "1", *paths])
+
+    rows = [
+        best("ast.parse", [sys.executable, "-c", run_bench.AST_LOOP, str(list_file)]),
+        best("torchpatch cold -j 1", [*torchpatch, "--no-cache", "-j", "1", *paths]),
+        best("torchpatch cold -j 2", [*torchpatch, "--no-cache", "-j", "2", *paths]),
+    ]
+    prime_cache()
+    rows.append(best("torchpatch warm", [*torchpatch, "--cache-dir", str(cache_dir), *paths]))
+    ruff = ruff_binary()
+    if ruff:
+        version = subprocess.run([ruff, "--version"], capture_output=True, text=True).stdout.strip()
+        ruff_command = [ruff, "check", "--no-cache", "--isolated", "--select", "ALL", "--exit-zero",
+                        "--output-format", "concise", *paths]
+        rows.append(best(f"{version} cold", ruff_command))
+        rows.append(best(f"{version} cold 1 thread", ruff_command, {**run_bench.TOOL_ENVIRONMENT, "RAYON_NUM_THREADS": "1"}))
+    shutil.rmtree(work, ignore_errors=True)
+
+    by_name = {row.name: row for row in rows}
+    floor = by_name["ast.parse"]
+    header = ("run", "wall s", "CPU s", "peak RSS MB", "CPU × ast.parse", "wall × cold -j 1")
+    cold = by_name["torchpatch cold -j 1"]
+    table = [(r.name, f"{r.wall:.2f}", f"{r.cpu:.2f}", f"{r.rss_mb:.0f}", f"{r.cpu / floor.cpu:.2f}",
+              f"{r.wall / cold.wall:.2f}") for r in rows]
+    print(run_bench.corpus_line(names, files, lines))
+    print(run_bench.torchpatch_line())
+    print(run_bench.machine_line())
+    print()
+    if args.markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|---|" + "---:|" * (len(header) - 1))
+        for row in table:
+            print("| " + " | ".join(row) + " |")
+    else:
+        widths = [max(len(str(r[i])) for r in [header, *table]) for i in range(len(header))]
+        for row in [header, *table]:
+            print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+    print()
+    warm = by_name["torchpatch warm"]
+    parallel = by_name["torchpatch cold -j 2"]
+    print(f"warm rerun / cold (wall): {warm.wall / cold.wall:.1%} (target ≤ 10 %)")
+    print(f"-j 2 speed-up over -j 1 (wall): {cold.wall / parallel.wall:.2f}× (target ≥ 1.7× on 2 cores)")
+    print(f"cold -j 1 CPU / bare ast.parse CPU: {cold.cpu / floor.cpu:.2f}× (target ≤ 1.3×)")
+    ruff_rows = [r for r in rows if r.name.endswith(" cold") and r.name.startswith("ruff")]
+    if ruff_rows:
+        print(f"warm torchpatch wall / cold ruff wall: {warm.wall / ruff_rows[0].wall:.2f}× (target < 1)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""The result cache: a file's findings keyed by its bytes, its path, torchpatch's version and the settings
+that can change them, so an unchanged tree is re-checked without parsing (like ruff's ``.ruff_cache``).
+
+Entries are plain JSON (a cache in a checked-out tree is not trusted code: nothing is unpickled); a
+malformed or foreign entry is a miss. The cache file is replaced atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+from torchpatch import __version__
+from torchpatch.engine.linter import FileResult, Finding
+from torchpatch.engine.settings import Settings
+from torchpatch.rules.base import Edit, Fix
+
+CACHE_FOLDER = ".torchpatch_cache"
+CACHE_ENV = "TORCHPATCH_CACHE_DIR"
+_FORMAT = 1
+#: Entries kept beyond the files of the current run before the ones it did not touch are dropped.
+_SPARE_ENTRIES = 20_000
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or CACHE_FOLDER)
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """torchpatch's version and the size and mtime of each of its own files: an edited rule in an editable
+    install is a new key, not a stale answer."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.blake2b(__version__.encode(), digest_size=16)
+    for path in sorted(package.rglob("*")):
+        if path.suffix in (".py", ".toml", ".json"):
+            stat = path.stat()
+            digest.update(f"{path.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def file_key(path: Path, settings: Settings, data: bytes) -> str:
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(f"{_FORMAT}\0{code_fingerprint()}\0{Path(os.path.abspath(path)).as_posix()}\0{settings.result_key(path)}\0".encode())
+    digest.update(data)
+    return digest.hexdigest()
+
+
+class ResultCache:
+    """One JSON file per (torchpatch version, run mode) under the cache folder."""
+
+    def __init__(self, folder: Path, mode: str) -> None:
+        self.folder = folder
+        self.path = folder / __version__ / f"{mode}.json"
+        self.entries: dict[str, list] = {}
+        self.new_entries: dict[str, list] = {}
+        self.used: set[str] = set()
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(data, dict) and data.get("format") == _FORMAT and isinstance(data.get("entries"), dict):
+            self.entries = data["entries"]
+
+    def record(self, key: str, entry: list | None, hit: bool) -> None:
+        if hit:
+            self.used.add(key)
+        elif entry is not None:
+            self.new_entries[key] = entry
+
+    def save(self) -> None:
+        """Write the cache atomically; a failure (read-only tree) only costs the next run its speed."""
+        if not self.new_entries:
+            return
+        entries = dict(self.entries)
+        if len(entries) > len(self.used) + _SPARE_ENTRIES:
+            entries = {key: entries[key] for key in self.used if key in entries}
+        entries.update(self.new_entries)
+        try:
+            _prepare_folder(self.folder)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(prefix=".cache.", suffix=".tmp", dir=self.path.parent)
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                    json.dump({"format": _FORMAT, "entries": entries}, stream, separators=(",", ":"))
+                os.replace(temporary, self.path)
+            except BaseException:
+                try:
+                    os.unlink(temporary)
+                except OSError:
+                    pass
+                raise
+        except OSError:
+            pass
+
+
+def _prepare_folder(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    gitignore = folder / ".gitignore"
+    if not gitignore.exists():
+        gitignore.write_text("# Automatically created by torchpatch.\n*\n", encoding="utf-8")
+    tag = folder / "CACHEDIR.TAG"
+    if not tag.exists():
+        tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n"
+                       "# This file is a cache directory tag created by torchpatch.\n", encoding="utf-8")
+
+
+def clean(folder: Path) -> bool:
+    """Remove the cache folder (``torchpatch clean``); True when there was one."""
+    if not folder.exists():
+        return False
+    if not (folder / "CACHEDIR.TAG").is_file():
+        raise OSError(f"{folder} does not look like a torchpatch cache (no CACHEDIR.TAG): not removed")
+    shutil.rmtree(folder)
+    return True
+
+
+# -- entries ------------------------------------------------------------------------------------------
+
+def cacheable(result: FileResult) -> bool:
+    """Only results that rewrote nothing and hit no internal error: a cache hit never writes a file."""
+    return not result.internal_error and not result.fixed_count and not result.todo_count
+
+
+def to_entry(result: FileResult) -> list:
+    return [result.error, [_finding_entry(finding) for finding in result.findings]]
+
+
+def _finding_entry(f: Finding) -> list:
+    fix = None
+    if f.fix is not None:
+        fix = [f.fix.message, f.fix.applicability, [[e.start, e.end, e.content] for e in f.fix.edits],
+               list(f.fix.obsolete_names)]
+    return [f.code, f.name, f.message, f.url, f.row, f.column, f.end_row, f.end_column, fix, f.noqa_row, f.cell,
+            f.source_line, f.start, f.end]
+
+
+def from_entry(entry: list, path: Path) -> FileResult:
+    """The FileResult an entry stands for; raises ValueError/TypeError/IndexError on a malformed entry."""
+    error, findings = entry
+    if error is not None and not isinstance(error, str):
+        raise ValueError("malformed cache entry")
+    result = FileResult(path=path, error=error)
+    for item in findings:
+        (code, name, message, url, row, column, end_row, end_column, fix, noqa_row, cell, source_line,
+         start, end) = item
+        if fix is not None:
+            fix_message, applicability, edits, obsolete = fix
+            fix = Fix(message=fix_message, applicability=applicability,
+                      edits=[Edit(int(s), int(e), str(c)) for s, e, c in edits], obsolete_names=tuple(obsolete))
+        result.findings.append(Finding(
+            code=str(code), name=str(name), message=str(message), url=str(url), path=path, row=int(row),
+            column=int(column), end_row=int(end_row), end_column=int(end_column), fix=fix, noqa_row=int(noqa_row),
+            cell=None if cell is None else int(cell), source_line=str(source_line), start=int(start), end=int(end)))
+    return result

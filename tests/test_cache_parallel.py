@@ -1,0 +1,186 @@
+"""The result cache and -j (issue 12 §4): same results as a cold single-process run, and a warm run parses nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from torchpatch.engine import parallel
+from torchpatch.frontends.cli import main
+
+LOAD = 'import torch\nstate = torch.load("m.pt")\n'
+EXPORT = "import torch\nep = torch.export.export_for_training(m, a, strict=False)\n"
+SCALER = "import torch\nscaler = torch.cuda.amp.GradScaler()\n"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def notebook(source: list[str]) -> str:
+    return json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                  "source": source}],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    """A project of 29 files: findings, clean files, a notebook, a syntax error, a pin, a sub-configuration."""
+    monkeypatch.chdir(tmp_path)
+    for index in range(8):
+        write(tmp_path / "pkg" / f"load_{index}.py", LOAD + f"value = {index}\n")
+        write(tmp_path / "pkg" / f"clean_{index}.py", f"import torch\nx = torch.zeros({index})\n")
+        write(tmp_path / "pkg" / "models" / f"export_{index}.py", EXPORT + SCALER.replace("import torch\n", ""))
+    write(tmp_path / "pkg" / "broken.py", "import torch\ndef f(:\n")
+    write(tmp_path / "notebooks" / "train.ipynb", notebook(["import torch\n", 'm = torch.load("x.pt")\n']))
+    write(tmp_path / "requirements.txt", "torch>=2.6\n")
+    write(tmp_path / "legacy" / "torchpatch.toml", 'ignore = ["TP301"]\n')
+    write(tmp_path / "legacy" / "old.py", LOAD + EXPORT.replace("import torch\n", ""))
+    write(tmp_path / "legacy" / "older.py", SCALER)
+    return tmp_path
+
+
+def run_json(capsys, *args: str) -> tuple[int, list[dict]]:
+    code = main(["check", "--output-format", "json", *args, "."])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_jobs_give_the_same_results_as_one_process(tree, capsys, monkeypatch):
+    methods = []
+    real_get_context = parallel.multiprocessing.get_context
+
+    def spy(method):
+        methods.append(method)
+        return real_get_context(method)
+
+    monkeypatch.setattr(parallel.multiprocessing, "get_context", spy)
+    one = run_json(capsys, "--no-cache", "-j", "1")
+    assert methods == []
+    two = run_json(capsys, "--no-cache", "-j", "2")
+    assert methods == ["spawn"]  # a pool on an explicit start method
+    assert one == two
+    code, findings = one
+    assert code == 1 and len(findings) == 28
+    assert [f["filename"] for f in findings] == sorted(f["filename"] for f in findings)  # path order
+    concise_one = main(["check", "--no-cache", "-j", "1", "--output-format", "concise", "."]), capsys.readouterr().out
+    concise_two = main(["check", "--no-cache", "-j", "2", "--output-format", "concise", "."]), capsys.readouterr().out
+    assert concise_one == concise_two
+
+
+def test_fix_with_jobs_writes_the_same_files(tree, capsys, tmp_path_factory):
+    import shutil
+
+    copy = tmp_path_factory.mktemp("copy") / "tree"
+    shutil.copytree(tree, copy)
+    assert main(["check", "--no-cache", "--fix", "-j", "1", "."]) == 1
+    main(["check", "--no-cache", "--fix", "-j", "2", str(copy)])
+    capsys.readouterr()
+    for path in sorted(tree.rglob("*.py")):
+        assert path.read_text() == (copy / path.relative_to(tree)).read_text(), path
+
+
+def test_warm_cache_checks_nothing_again(tree, capsys, monkeypatch):
+    cold = run_json(capsys, "-j", "1")
+    assert (tree / ".torchpatch_cache").is_dir() or Path(__import__("os").environ["TORCHPATCH_CACHE_DIR"]).is_dir()
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("a cached file was checked again")
+
+    monkeypatch.setattr(parallel, "check_file", must_not_run)
+    assert run_json(capsys, "-j", "1") == cold
+    full_warm = main(["check", "-j", "1", "."]), capsys.readouterr().out
+    monkeypatch.undo()
+    monkeypatch.chdir(tree)
+    full_cold = main(["check", "-j", "1", "--no-cache", "."]), capsys.readouterr().out
+    assert full_warm == full_cold
+
+
+def test_cache_misses_exactly_when_the_file_or_settings_change(tree, capsys, monkeypatch):
+    run_json(capsys, "-j", "1")
+    checked: list[str] = []
+    real = parallel.check_file
+
+    def counting(path, *args, **kwargs):
+        checked.append(Path(path).name)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(parallel, "check_file", counting)
+    write(tree / "pkg" / "clean_3.py", LOAD)
+    code, findings = run_json(capsys, "-j", "1")
+    assert checked == ["clean_3.py"]
+    assert any(f["filename"].endswith("clean_3.py") and f["code"] == "TP301" for f in findings)
+    checked.clear()
+    run_json(capsys, "-j", "1", "--target-torch", "2.8")  # other settings: other results
+    assert len(checked) == 29  # every file
+    checked.clear()
+    run_json(capsys, "-j", "1", "--fix")  # fixing is never answered from a check-mode entry
+    assert "export_0.py" in checked
+
+
+def test_corrupt_cache_is_a_miss(tree, capsys, monkeypatch):
+    folder = tree / "cache"
+    cold = run_json(capsys, "-j", "1", "--cache-dir", str(folder))
+    (cache_file,) = folder.rglob("check.json")
+    data = json.loads(cache_file.read_text())
+    for key in data["entries"]:
+        data["entries"][key] = ["not", "an", "entry"]
+    cache_file.write_text(json.dumps(data))
+    assert run_json(capsys, "-j", "1", "--cache-dir", str(folder)) == cold
+    cache_file.write_text("{not json")
+    assert run_json(capsys, "-j", "1", "--cache-dir", str(folder)) == cold
+
+
+def test_cache_folder_layout_no_cache_and_clean(tree, capsys, monkeypatch):
+    monkeypatch.delenv("TORCHPATCH_CACHE_DIR")
+    run_json(capsys, "--no-cache")
+    assert not (tree / ".torchpatch_cache").exists()
+    run_json(capsys)
+    folder = tree / ".torchpatch_cache"
+    assert (folder / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert (folder / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert list(folder.rglob("check.json"))
+    assert not [f for f in run_json(capsys)[1] if ".torchpatch_cache" in f["filename"]]
+    assert main(["clean"]) == 0
+    assert not folder.exists()
+    write(tree / "not_a_cache" / "keep.txt", "mine")
+    assert main(["clean", "--cache-dir", "not_a_cache"]) == 2
+    assert (tree / "not_a_cache" / "keep.txt").exists()
+
+
+class _Terminal:
+    """A stderr that says it is a terminal and records what is written."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("output_format, shown", [("full", True), ("concise", True), ("json", False),
+                                                  ("github", False), ("sarif", False)])
+def test_progress_bar_only_for_human_formats_on_a_terminal(tree, capsys, monkeypatch, output_format, shown):
+    from torchpatch.frontends import check
+
+    monkeypatch.setattr(check, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.delenv("CI", raising=False)
+    terminal = _Terminal()
+    monkeypatch.setattr(check.sys, "stderr", terminal)
+    main(["check", "--no-cache", "-j", "1", "--output-format", output_format, "-o", "report.txt", "."])
+    assert ("29/29 files" in terminal.text) == shown
+    assert "[####" not in (tree / "report.txt").read_text()  # never in the report
+    terminal.text = ""
+    main(["check", "--no-cache", "-j", "1", "--output-format", output_format, "."])
+    assert "files" not in terminal.text  # stdout is piped (captured): no bar
+    assert "[####" not in capsys.readouterr().out
