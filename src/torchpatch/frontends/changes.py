@@ -109,6 +109,11 @@ def check_project(paths: list[Path], start: Version, target: Version, min_torch:
     return report
 
 
+def _count(number: int, word: str, plural: str | None = None) -> str:
+    """"1 finding", "3 findings"."""
+    return f"{number} {word}" if number == 1 else f"{number} {plural or word + 's'}"
+
+
 def _display(path: Path) -> str:
     try:
         return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
@@ -193,14 +198,14 @@ def _render_project(start: Version, target: Version, project: ProjectReport) -> 
     where = " ".join(project.paths)
     totals = project.totals(project.hits)
     lines = [f"# Upgrading {where} from PyTorch {start} to {target}", "",
-             f"Checked {project.files_checked} files for PyTorch {target}, keeping them working on "
+             f"Checked {_count(project.files_checked, 'file')} for PyTorch {target}, keeping them working on "
              f"{project.min_torch} (safe fixes keep behaviour on every release in between)."]
     if not project.hits:
         lines += ["", f"No change between {start} and {target} hits this code.", ""]
     else:
-        lines += ["", f"**{totals['findings']} findings in {totals['files']} files** for changes between {start} and "
-                  f"{target}: **{totals['safe_fixes']} safe fixes**, {totals['unsafe_fixes']} unsafe fixes to review, "
-                  f"{totals['manual']} to fix by hand.", "",
+        lines += ["", f"**{_count(totals['findings'], 'finding')} in {_count(totals['files'], 'file')}** for changes "
+                  f"between {start} and {target}: **{_count(totals['safe_fixes'], 'safe fix', 'safe fixes')}**, "
+                  f"{totals['unsafe_fixes']} unsafe to review, {totals['manual']} to fix by hand.", "",
                   "| rule | change | findings | safe | unsafe | by hand | files |", "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
         for hits in _ordered(project.hits):
             files = ", ".join(f"`{name}`" + (f" ×{count}" if count > 1 else "") for name, count in sorted(hits.files.items()))
@@ -210,25 +215,29 @@ def _render_project(start: Version, target: Version, project: ProjectReport) -> 
         paths = " ".join(project.paths)
         versions = f"--target-torch {target} --min-torch {project.min_torch}"
         step = 1
-        if totals["safe_fixes"]:
-            lines.append(f"{step}. `torchpatch check --fix {versions} {paths}` applies the {totals['safe_fixes']} safe fixes.")
+        earlier_safe = project.totals(project.earlier)["safe_fixes"]
+        if totals["safe_fixes"] or earlier_safe:
+            also = f", and {earlier_safe} for changes already due at {start}" if earlier_safe else ""
+            lines.append(f"{step}. `torchpatch check --fix {versions} {paths}` applies the safe fixes "
+                         f"({totals['safe_fixes']}{also}).")
             step += 1
         if totals["unsafe_fixes"]:
             lines.append(f"{step}. `torchpatch check --diff --unsafe-fixes {versions} {paths}` shows the "
-                         f"{totals['unsafe_fixes']} unsafe fixes; apply the ones you accept with `--fix --unsafe-fixes`.")
+                         f"unsafe fixes ({totals['unsafe_fixes']}); apply the ones you accept with `--fix --unsafe-fixes`.")
             step += 1
         if totals["manual"]:
             manual = sorted({hits.code for hits in project.hits.values() if hits.manual})
-            lines.append(f"{step}. Fix the {totals['manual']} others by hand ({', '.join(manual)}; "
+            lines.append(f"{step}. Fix the others by hand ({totals['manual']}: {', '.join(manual)}; "
                          "`torchpatch rule CODE` explains each; `--fix --add-todos` marks them in the code).")
             step += 1
         lines.append(f"{step}. Check the machines: `torchpatch doctor --target-torch {target}` (wheels, CUDA, Python below).")
     if project.earlier:
         earlier = project.totals(project.earlier)
         lines += ["", f"### Already outdated at {start}", "",
-                  f"{earlier['findings']} findings for changes at or before {start} ({earlier['safe_fixes']} safe fixes):", ""]
+                  f"{_count(earlier['findings'], 'finding')} for changes at or before {start} "
+                  f"(safe fixes: {earlier['safe_fixes']}):", ""]
         for hits in _ordered(project.earlier):
-            lines.append(f"- {hits.code} {hits.label}: {hits.findings} in {len(hits.files)} files")
+            lines.append(f"- {hits.code} {hits.label}: {hits.findings} in {_count(len(hits.files), 'file')}")
     if project.unreadable:
         lines += ["", "### Files not checked", ""]
         lines += [f"- `{name}`: {reason}" for name, reason in project.unreadable]
