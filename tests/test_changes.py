@@ -123,3 +123,21 @@ def test_search_finds_rules_and_rows(query, expected):
 
 def test_search_with_only_stopwords_finds_nothing():
     assert search("what is the") == []
+
+
+def test_safe_fix_counts_are_what_check_fix_applies(capsys, tmp_path):
+    import shutil
+
+    project = tmp_path / "legacy-project"
+    shutil.copytree(LEGACY, project)
+    report = run_json(capsys, "2.6", "2.11", str(project))["project"]
+    promised = sum(hit["safe_fixes"] for hit in report["hits"] + report["earlier"])
+    assert main(["check", "--fix", "--target-torch", "2.11", "--min-torch", "2.6", "--output-format", "json",
+                 str(project)]) == 1
+    capsys.readouterr()
+    after = run_json(capsys, "2.6", "2.11", str(project))["project"]
+    assert sum(hit["safe_fixes"] for hit in after["hits"] + after["earlier"]) == 0
+    findings_before = report["totals"]["findings"] + sum(hit["findings"] for hit in report["earlier"])
+    findings_after = after["totals"]["findings"] + sum(hit["findings"] for hit in after["earlier"])
+    # Every promised fix is applied; one fix can also settle a second finding (an import and its use).
+    assert findings_before - findings_after >= promised > 0
