@@ -14,6 +14,7 @@ from torchpatch.knowledge import (
     AREAS,
     Change,
     all_changes,
+    area_of_catalog,
     changes_in,
     example_pair,
     is_table_rule,
@@ -260,8 +261,6 @@ def render_skill_md(target: Version) -> str:
 
 
 def _row_area(row) -> str:
-    from torchpatch.knowledge import area_of_catalog
-
     return area_of_catalog(row.catalog)
 
 
