@@ -87,6 +87,8 @@ def test_safe_fixes_depend_on_min_torch(capsys):
 def test_area_filter(capsys):
     data = run_json(capsys, "2.10", "2.12", "--area", "platforms")
     assert data["changes"] and {change["area"] for change in data["changes"]} == {"platforms"}
+    project = run_json(capsys, "2.6", "2.11", str(LEGACY), "--area", "export")["project"]
+    assert project["hits"] and all(hit["change"].startswith(("TP101", "TP102", "TP210", "TP430")) for hit in project["hits"])
 
 
 @pytest.mark.parametrize("argv, message", [

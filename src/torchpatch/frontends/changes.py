@@ -73,7 +73,8 @@ class ProjectReport:
                 "files": len({name for h in hits.values() for name in h.files})}
 
 
-def check_project(paths: list[Path], start: Version, target: Version, min_torch: Version) -> ProjectReport:
+def check_project(paths: list[Path], start: Version, target: Version, min_torch: Version,
+                  area: str | None = None) -> ProjectReport:
     """Run the checker over the paths for ``target`` and sort its findings by the change they report."""
     from torchpatch.engine.discover import DEFAULT_EXCLUDE, discover
     from torchpatch.engine.linter import check_file, fix_allowed
@@ -93,6 +94,8 @@ def check_project(paths: list[Path], start: Version, target: Version, min_torch:
             continue
         for finding in result.findings:
             change = change_for_finding(finding.code, finding.message)
+            if area is not None and (change is None or change.area != area):
+                continue
             in_window = change is None or bool(change.events_between(start, target))
             bucket = report.hits if in_window else report.earlier
             key = change.key if change else finding.code
@@ -133,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{path}: no such file or directory")
     min_torch = parse_release(args.min_torch, "--min-torch") if args.min_torch else start
     changes = changes_between(start, target, args.area)
-    project = check_project(args.paths, start, target, min_torch) if args.paths else None
+    project = check_project(args.paths, start, target, min_torch, args.area) if args.paths else None
     if args.output_format == "json":
         print(json.dumps(report_json(start, target, changes, project), indent=2, ensure_ascii=False))
     else:
