@@ -72,7 +72,10 @@ def test_markdown_report_for_the_legacy_project_says_what_to_do(capsys):
     assert "| rule | change | findings | safe | unsafe | by hand | files |" in text
     assert f"`torchpatch check --fix --target-torch 2.11 --min-torch 2.6 {LEGACY}`" in text
     assert "### Already outdated at 2.6" in text
-    assert "## Every change from PyTorch 2.6 to 2.11" in text
+    assert "## Not visible in code: the machines and wheels" in text
+    assert "`pip install torch==2.11` from PyPI gets the cu130 build" in text
+    assert "torchpatch checks for do not occur in this code; `torchpatch changes 2.6 2.11` lists every change." in text
+    assert "`torch.utils.bottleneck`" not in text  # a change that does not hit this project
 
 
 def test_safe_fixes_depend_on_min_torch(capsys):

@@ -274,13 +274,15 @@ def _platform_changes() -> list[Change]:
                     note=after[tag].note, verified=verified)
     for advisory in platform_facts.cves():
         fixed = Version.parse(advisory.fixed)
+        pinned = advisory.severity == "error"
         alias = f" ({advisory.alias})" if advisory.alias else ""
         changes.append(Change(
             key=f"advisory:{advisory.id}", source="platform", area="serialization",
             title=f"{advisory.id}{alias}: {advisory.summary}; fixed in torch {advisory.fixed}",
-            action=f"Require torch>={advisory.fixed}.", events=((fixed, "changed"),), code="TP304",
-            name="vulnerable-torch-pin", note=f"source: {advisory.source}",
-            detected=advisory.severity == "error", catalog=()))
+            action=f"Require torch>={advisory.fixed}.", events=((fixed, "changed"),),
+            # TP304 (vulnerable-torch-pin) reports pins that only allow releases hit by the torch.load advisories.
+            code="TP304" if pinned else None, name="vulnerable-torch-pin" if pinned else None,
+            note=f"source: {advisory.source}", detected=pinned, catalog=()))
     return changes
 
 

@@ -176,25 +176,42 @@ def _change_line(change: Change, start: Version, target: Version) -> str:
 
 def render_markdown(start: Version, target: Version, changes: list[Change], project: ProjectReport | None,
                     area: str | None = None) -> str:
-    lines: list[str] = []
-    if project is not None:
-        lines += _render_project(start, target, project)
-    counts = Counter(change.handling() for change in changes)
-    title = f"Every change from PyTorch {start} to {target}" if project else f"PyTorch {start} → {target}: what changes"
-    lines += [f"{'##' if project else '#'} {title}" + (f" ({AREAS[area][0]})" if area else ""), "",
-              f"{len(changes)} changes: {counts['safe fix']} with a safe fix, {counts['unsafe fix']} with an unsafe fix, "
-              f"{counts['manual']} found but fixed by hand, {counts['not detected']} that `torchpatch check` cannot see "
-              "(platform and wheel facts: check the machine with `torchpatch doctor`).", ""]
+    """Without a project: every change, by area. With one: what hits it, then what no code check can see."""
+    scope = f" ({AREAS[area][0]})" if area else ""
+    if project is None:
+        counts = Counter(change.handling() for change in changes)
+        lines = [f"# PyTorch {start} → {target}: what changes{scope}", "",
+                 f"{len(changes)} changes: {counts['safe fix']} with a safe fix, {counts['unsafe fix']} with an unsafe "
+                 f"fix, {counts['manual']} found but fixed by hand, {counts['not detected']} that `torchpatch check` "
+                 "cannot see (platform and wheel facts: check the machine with `torchpatch doctor`).", ""]
+        return "\n".join(lines + _by_area(changes, start, target, "##")).rstrip() + "\n"
+    lines = _render_project(start, target, project)
+    unseen = [change for change in changes if not change.detected]
+    if unseen:
+        lines += [f"## Not visible in code: the machines and wheels{scope}", "",
+                  f"Changes between {start} and {target} that no code check can see; "
+                  f"`torchpatch doctor --target-torch {target}` checks a machine against them.", ""]
+        lines += _by_area(unseen, start, target, "###")
+    hit = {hits.change.key for hits in project.hits.values() if hits.change is not None}
+    others = [change for change in changes if change.detected and change.key not in hit]
+    if others:
+        command = f"torchpatch changes {start} {target}" + (f" --area {area}" if area else "")
+        lines += [f"{_count(len(others), 'other change')} between {start} and {target} that torchpatch checks for "
+                  f"do not occur in this code; `{command}` lists every change.", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _by_area(changes: list[Change], start: Version, target: Version, level: str) -> list[str]:
     by_area: dict[str, list[Change]] = defaultdict(list)
     for change in changes:
         by_area[change.area].append(change)
-    level = "###" if project else "##"
+    lines: list[str] = []
     for key, (title_text, _) in AREAS.items():
         if by_area.get(key):
             lines += [f"{level} {title_text}", ""]
             lines += [_change_line(change, start, target) for change in by_area[key]]
             lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    return lines
 
 
 def _render_project(start: Version, target: Version, project: ProjectReport) -> list[str]:
