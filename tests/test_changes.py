@@ -72,7 +72,10 @@ def test_markdown_report_for_the_legacy_project_says_what_to_do(capsys):
     assert "| rule | change | findings | safe | unsafe | by hand | files |" in text
     assert f"`torchpatch check --fix --target-torch 2.11 --min-torch 2.6 {LEGACY}`" in text
     assert "### Already outdated at 2.6" in text
-    assert "## Every change from PyTorch 2.6 to 2.11" in text
+    assert "## Not visible in code: the machines and wheels" in text
+    assert "`pip install torch==2.11` from PyPI gets the cu130 build" in text
+    assert "torchpatch checks for do not occur in this code; `torchpatch changes 2.6 2.11` lists every change." in text
+    assert "`torch.utils.bottleneck`" not in text  # a change that does not hit this project
 
 
 def test_safe_fixes_depend_on_min_torch(capsys):
@@ -87,6 +90,8 @@ def test_safe_fixes_depend_on_min_torch(capsys):
 def test_area_filter(capsys):
     data = run_json(capsys, "2.10", "2.12", "--area", "platforms")
     assert data["changes"] and {change["area"] for change in data["changes"]} == {"platforms"}
+    project = run_json(capsys, "2.6", "2.11", str(LEGACY), "--area", "export")["project"]
+    assert project["hits"] and all(hit["change"].startswith(("TP101", "TP102", "TP210", "TP430")) for hit in project["hits"])
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -123,3 +128,21 @@ def test_search_finds_rules_and_rows(query, expected):
 
 def test_search_with_only_stopwords_finds_nothing():
     assert search("what is the") == []
+
+
+def test_safe_fix_counts_are_what_check_fix_applies(capsys, tmp_path):
+    import shutil
+
+    project = tmp_path / "legacy-project"
+    shutil.copytree(LEGACY, project)
+    report = run_json(capsys, "2.6", "2.11", str(project))["project"]
+    promised = sum(hit["safe_fixes"] for hit in report["hits"] + report["earlier"])
+    assert main(["check", "--fix", "--target-torch", "2.11", "--min-torch", "2.6", "--output-format", "json",
+                 str(project)]) == 1
+    capsys.readouterr()
+    after = run_json(capsys, "2.6", "2.11", str(project))["project"]
+    assert sum(hit["safe_fixes"] for hit in after["hits"] + after["earlier"]) == 0
+    findings_before = report["totals"]["findings"] + sum(hit["findings"] for hit in report["earlier"])
+    findings_after = after["totals"]["findings"] + sum(hit["findings"] for hit in after["earlier"])
+    # Every promised fix is applied; one fix can also settle a second finding (an import and its use).
+    assert findings_before - findings_after >= promised > 0

@@ -190,3 +190,17 @@ def test_stdout_carries_only_the_protocol(tmp_path):
         process.stderr.close()
     assert replies[0]["result"]["serverInfo"]["name"] == "torchpatch"
     assert replies[1]["id"] == 2 and replies[1]["result"]["structuredContent"]["mode"] == "planning"
+
+
+@pytest.mark.parametrize("name", ["train.py", "export.py", "attention.py", "model.py"])
+def test_check_code_matches_the_cli_on_real_files(name, capsys):
+    """The tool and `torchpatch check --output-format json --isolated` agree finding for finding."""
+    from torchpatch.frontends.cli import main
+
+    path = ROOT / "examples" / "legacy-project" / "legacy" / name
+    assert main(["check", "--isolated", "--output-format", "json", str(path)]) in (0, 1)
+    expected = json.loads(capsys.readouterr().out)
+    result = call("check_code", {"source": path.read_text(encoding="utf-8"), "filename": str(path)}).structured_content
+    assert [{**entry, "filename": str(path.resolve())} for entry in result["findings"]] == expected
+    fixed = call("fix_code", {"source": path.read_text(encoding="utf-8"), "unsafe": True}).structured_content
+    assert call("check_code", {"source": fixed["fixed_source"]}).structured_content["findings"] == fixed["remaining"]

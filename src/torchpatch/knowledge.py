@@ -5,9 +5,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from torchpatch import platform_facts
+from torchpatch.engine.linter import ParseFailure, lint_text
+from torchpatch.engine.settings import Settings
 from torchpatch.rules import all_rules
 from torchpatch.rules._table_rule import TableRule
 from torchpatch.rules.api_table import ApiChange
@@ -135,44 +138,29 @@ def _events(deprecated: Version | None, changed: Version | None, removed: Versio
     return tuple((version, what) for version, what in events if version is not None)
 
 
+@lru_cache(maxsize=None)
+def lints_clean(code: str) -> bool:
+    """Whether ``torchpatch check --select ALL`` finds nothing in the Python code."""
+    try:
+        return not lint_text(code, Path("snippet.py"), Settings(select=["ALL"]))
+    except ParseFailure:
+        return False
+
+
 def example_pair(rule: type[Rule]) -> tuple[str | None, str | None]:
     """(outdated, fixed) Python code from the rule's examples; the fixed form is one that passes every rule."""
-    from pathlib import Path
-
-    from torchpatch.engine.linter import ParseFailure, lint_text
-    from torchpatch.engine.settings import Settings
-
-    settings = Settings(select=["ALL"])
     python = [example for example in rule.INVALID if example_filename(example).endswith(".py")]
     for example in python:
-        if not isinstance(example, Invalid) or not example.fixed:
-            continue
-        text = example_code(example.fixed)
-        try:
-            if not lint_text(text, Path("snippet.py"), settings):
-                return example_code(example), text
-        except ParseFailure:
-            continue
+        if isinstance(example, Invalid) and example.fixed and lints_clean(example_code(example.fixed)):
+            return example_code(example), example_code(example.fixed)
     return (example_code(python[0]) if python else None), None
 
 
 def valid_example(rule: type[Rule]) -> str | None:
-    """The rule's first Python VALID example (the form to write) when every rule passes it."""
-    from pathlib import Path
-
-    from torchpatch.engine.linter import ParseFailure, lint_text
-    from torchpatch.engine.settings import Settings
-
-    settings = Settings(select=["ALL"])
+    """The rule's first VALID example (the form to write) when it is Python that every rule passes."""
     for example in rule.VALID[:1]:
-        if not example_filename(example).endswith(".py"):
-            continue
-        text = example_code(example)
-        try:
-            if not lint_text(text, Path("snippet.py"), settings):
-                return text
-        except ParseFailure:
-            continue
+        if example_filename(example).endswith(".py") and lints_clean(example_code(example)):
+            return example_code(example)
     return None
 
 
@@ -230,11 +218,10 @@ def _platform_changes() -> list[Change]:
         version = current.version
         prefix = f"platform:{version}"
 
-        def add(suffix: str, title: str, action: str, note: str = "", verified: bool = True, detected=False,
-                code=None) -> None:
+        def add(suffix: str, title: str, action: str, note: str = "", verified: bool = True) -> None:
             changes.append(Change(key=f"{prefix}:{suffix}", source="platform", area="platforms", title=title,
                                   action=action, events=((version, "changed"),), note=note, verified=verified,
-                                  detected=detected, code=code, url=None, catalog=()))
+                                  detected=False))
 
         if current.python_min != previous.python_min:
             old_text = previous.python_range_text
@@ -287,13 +274,15 @@ def _platform_changes() -> list[Change]:
                     note=after[tag].note, verified=verified)
     for advisory in platform_facts.cves():
         fixed = Version.parse(advisory.fixed)
+        pinned = advisory.severity == "error"
         alias = f" ({advisory.alias})" if advisory.alias else ""
         changes.append(Change(
             key=f"advisory:{advisory.id}", source="platform", area="serialization",
             title=f"{advisory.id}{alias}: {advisory.summary}; fixed in torch {advisory.fixed}",
-            action=f"Require torch>={advisory.fixed}.", events=((fixed, "changed"),), code="TP304",
-            name="vulnerable-torch-pin", note=f"source: {advisory.source}",
-            detected=advisory.severity == "error", catalog=()))
+            action=f"Require torch>={advisory.fixed}.", events=((fixed, "changed"),),
+            # TP304 (vulnerable-torch-pin) reports pins that only allow releases hit by the torch.load advisories.
+            code="TP304" if pinned else None, name="vulnerable-torch-pin" if pinned else None,
+            note=f"source: {advisory.source}", detected=pinned, catalog=()))
     return changes
 
 

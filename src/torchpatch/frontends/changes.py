@@ -73,7 +73,8 @@ class ProjectReport:
                 "files": len({name for h in hits.values() for name in h.files})}
 
 
-def check_project(paths: list[Path], start: Version, target: Version, min_torch: Version) -> ProjectReport:
+def check_project(paths: list[Path], start: Version, target: Version, min_torch: Version,
+                  area: str | None = None) -> ProjectReport:
     """Run the checker over the paths for ``target`` and sort its findings by the change they report."""
     from torchpatch.engine.discover import DEFAULT_EXCLUDE, discover
     from torchpatch.engine.linter import check_file, fix_allowed
@@ -93,6 +94,8 @@ def check_project(paths: list[Path], start: Version, target: Version, min_torch:
             continue
         for finding in result.findings:
             change = change_for_finding(finding.code, finding.message)
+            if area is not None and (change is None or change.area != area):
+                continue
             in_window = change is None or bool(change.events_between(start, target))
             bucket = report.hits if in_window else report.earlier
             key = change.key if change else finding.code
@@ -107,6 +110,11 @@ def check_project(paths: list[Path], start: Version, target: Version, min_torch:
             else:
                 hits.unsafe += 1
     return report
+
+
+def _count(number: int, word: str, plural: str | None = None) -> str:
+    """"1 finding", "3 findings"."""
+    return f"{number} {word}" if number == 1 else f"{number} {plural or word + 's'}"
 
 
 def _display(path: Path) -> str:
@@ -128,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{path}: no such file or directory")
     min_torch = parse_release(args.min_torch, "--min-torch") if args.min_torch else start
     changes = changes_between(start, target, args.area)
-    project = check_project(args.paths, start, target, min_torch) if args.paths else None
+    project = check_project(args.paths, start, target, min_torch, args.area) if args.paths else None
     if args.output_format == "json":
         print(json.dumps(report_json(start, target, changes, project), indent=2, ensure_ascii=False))
     else:
@@ -168,39 +176,56 @@ def _change_line(change: Change, start: Version, target: Version) -> str:
 
 def render_markdown(start: Version, target: Version, changes: list[Change], project: ProjectReport | None,
                     area: str | None = None) -> str:
-    lines: list[str] = []
-    if project is not None:
-        lines += _render_project(start, target, project)
-    counts = Counter(change.handling() for change in changes)
-    title = f"Every change from PyTorch {start} to {target}" if project else f"PyTorch {start} → {target}: what changes"
-    lines += [f"{'##' if project else '#'} {title}" + (f" ({AREAS[area][0]})" if area else ""), "",
-              f"{len(changes)} changes: {counts['safe fix']} with a safe fix, {counts['unsafe fix']} with an unsafe fix, "
-              f"{counts['manual']} found but fixed by hand, {counts['not detected']} that `torchpatch check` cannot see "
-              "(platform and wheel facts: check the machine with `torchpatch doctor`).", ""]
+    """Without a project: every change, by area. With one: what hits it, then what no code check can see."""
+    scope = f" ({AREAS[area][0]})" if area else ""
+    if project is None:
+        counts = Counter(change.handling() for change in changes)
+        lines = [f"# PyTorch {start} → {target}: what changes{scope}", "",
+                 f"{len(changes)} changes: {counts['safe fix']} with a safe fix, {counts['unsafe fix']} with an unsafe "
+                 f"fix, {counts['manual']} found but fixed by hand, {counts['not detected']} that `torchpatch check` "
+                 "cannot see (platform and wheel facts: check the machine with `torchpatch doctor`).", ""]
+        return "\n".join(lines + _by_area(changes, start, target, "##")).rstrip() + "\n"
+    lines = _render_project(start, target, project)
+    unseen = [change for change in changes if not change.detected]
+    if unseen:
+        lines += [f"## Not visible in code: the machines and wheels{scope}", "",
+                  f"Changes between {start} and {target} that no code check can see; "
+                  f"`torchpatch doctor --target-torch {target}` checks a machine against them.", ""]
+        lines += _by_area(unseen, start, target, "###")
+    hit = {hits.change.key for hits in project.hits.values() if hits.change is not None}
+    others = [change for change in changes if change.detected and change.key not in hit]
+    if others:
+        command = f"torchpatch changes {start} {target}" + (f" --area {area}" if area else "")
+        lines += [f"{_count(len(others), 'other change')} between {start} and {target} that torchpatch checks for "
+                  f"do not occur in this code; `{command}` lists every change.", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _by_area(changes: list[Change], start: Version, target: Version, level: str) -> list[str]:
     by_area: dict[str, list[Change]] = defaultdict(list)
     for change in changes:
         by_area[change.area].append(change)
-    level = "###" if project else "##"
+    lines: list[str] = []
     for key, (title_text, _) in AREAS.items():
         if by_area.get(key):
             lines += [f"{level} {title_text}", ""]
             lines += [_change_line(change, start, target) for change in by_area[key]]
             lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    return lines
 
 
 def _render_project(start: Version, target: Version, project: ProjectReport) -> list[str]:
     where = " ".join(project.paths)
     totals = project.totals(project.hits)
     lines = [f"# Upgrading {where} from PyTorch {start} to {target}", "",
-             f"Checked {project.files_checked} files for PyTorch {target}, keeping them working on "
+             f"Checked {_count(project.files_checked, 'file')} for PyTorch {target}, keeping them working on "
              f"{project.min_torch} (safe fixes keep behaviour on every release in between)."]
     if not project.hits:
         lines += ["", f"No change between {start} and {target} hits this code.", ""]
     else:
-        lines += ["", f"**{totals['findings']} findings in {totals['files']} files** for changes between {start} and "
-                  f"{target}: **{totals['safe_fixes']} safe fixes**, {totals['unsafe_fixes']} unsafe fixes to review, "
-                  f"{totals['manual']} to fix by hand.", "",
+        lines += ["", f"**{_count(totals['findings'], 'finding')} in {_count(totals['files'], 'file')}** for changes "
+                  f"between {start} and {target}: **{_count(totals['safe_fixes'], 'safe fix', 'safe fixes')}**, "
+                  f"{totals['unsafe_fixes']} unsafe to review, {totals['manual']} to fix by hand.", "",
                   "| rule | change | findings | safe | unsafe | by hand | files |", "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
         for hits in _ordered(project.hits):
             files = ", ".join(f"`{name}`" + (f" ×{count}" if count > 1 else "") for name, count in sorted(hits.files.items()))
@@ -210,25 +235,29 @@ def _render_project(start: Version, target: Version, project: ProjectReport) -> 
         paths = " ".join(project.paths)
         versions = f"--target-torch {target} --min-torch {project.min_torch}"
         step = 1
-        if totals["safe_fixes"]:
-            lines.append(f"{step}. `torchpatch check --fix {versions} {paths}` applies the {totals['safe_fixes']} safe fixes.")
+        earlier_safe = project.totals(project.earlier)["safe_fixes"]
+        if totals["safe_fixes"] or earlier_safe:
+            also = f", and {earlier_safe} for changes already due at {start}" if earlier_safe else ""
+            lines.append(f"{step}. `torchpatch check --fix {versions} {paths}` applies the safe fixes "
+                         f"({totals['safe_fixes']}{also}).")
             step += 1
         if totals["unsafe_fixes"]:
             lines.append(f"{step}. `torchpatch check --diff --unsafe-fixes {versions} {paths}` shows the "
-                         f"{totals['unsafe_fixes']} unsafe fixes; apply the ones you accept with `--fix --unsafe-fixes`.")
+                         f"unsafe fixes ({totals['unsafe_fixes']}); apply the ones you accept with `--fix --unsafe-fixes`.")
             step += 1
         if totals["manual"]:
             manual = sorted({hits.code for hits in project.hits.values() if hits.manual})
-            lines.append(f"{step}. Fix the {totals['manual']} others by hand ({', '.join(manual)}; "
+            lines.append(f"{step}. Fix the others by hand ({totals['manual']}: {', '.join(manual)}; "
                          "`torchpatch rule CODE` explains each; `--fix --add-todos` marks them in the code).")
             step += 1
         lines.append(f"{step}. Check the machines: `torchpatch doctor --target-torch {target}` (wheels, CUDA, Python below).")
     if project.earlier:
         earlier = project.totals(project.earlier)
         lines += ["", f"### Already outdated at {start}", "",
-                  f"{earlier['findings']} findings for changes at or before {start} ({earlier['safe_fixes']} safe fixes):", ""]
+                  f"{_count(earlier['findings'], 'finding')} for changes at or before {start} "
+                  f"(safe fixes: {earlier['safe_fixes']}):", ""]
         for hits in _ordered(project.earlier):
-            lines.append(f"- {hits.code} {hits.label}: {hits.findings} in {len(hits.files)} files")
+            lines.append(f"- {hits.code} {hits.label}: {hits.findings} in {_count(len(hits.files), 'file')}")
     if project.unreadable:
         lines += ["", "### Files not checked", ""]
         lines += [f"- `{name}`: {reason}" for name, reason in project.unreadable]

@@ -14,6 +14,7 @@ from torchpatch.knowledge import (
     AREAS,
     Change,
     all_changes,
+    area_of_catalog,
     changes_in,
     example_pair,
     is_table_rule,
@@ -92,9 +93,10 @@ SEED_CORRECTIONS: tuple[SeedCorrection, ...] = (
     ),
     SeedCorrection(
         seed_said="CUDA 12.8 and 12.9 binaries also drop Volta.",
-        wrong_because=("Only from 2.11: the cu128 wheels of 2.8, 2.9 and 2.10 still contain Volta (sm_70) kernels, "
-                       "while 2.8 removed Maxwell and Pascal from cu128. The architectures of each build are below, "
-                       "from torchpatch's platform table."),
+        wrong_because=("Not before 2.11: the PyPI cu128 wheels of 2.8, 2.9 and 2.10 contain Volta (sm_70) kernels "
+                       "(2.10.0's `libtorch_cuda.so` is built with `arch=compute_70,code=sm_70`). torchpatch's "
+                       "platform table has the 2.11 cu128 build starting at sm_75, which nobody checked against a "
+                       "wheel; the table below shows each build."),
         build_tag="cu128",
     ),
 )
@@ -259,8 +261,6 @@ def render_skill_md(target: Version) -> str:
 
 
 def _row_area(row) -> str:
-    from torchpatch.knowledge import area_of_catalog
-
     return area_of_catalog(row.catalog)
 
 
