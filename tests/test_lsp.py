@@ -45,21 +45,29 @@ def recording_client() -> LanguageClient:
     return client
 
 
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("workspace")
+
+
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.torchpatch]\nignore = ["TP250"]\n')
-    (tmp_path / "model.py").write_text(CODE)
-    return tmp_path
+def folder(workspace: Path, request) -> Path:
+    """A project of its own for each test (the server finds settings per folder), in the one workspace."""
+    folder = workspace / request.node.name.replace("[", "-").replace("]", "").replace("@", "-")
+    folder.mkdir()
+    (folder / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.torchpatch]\nignore = ["TP250"]\n')
+    (folder / "model.py").write_text(CODE)
+    return folder
 
 
-@pytest_lsp.fixture(params=CLIENTS, config=ClientServerConfig(
+# One server per client kind for the whole module: starting one costs seconds.
+@pytest_lsp.fixture(scope="module", params=CLIENTS, config=ClientServerConfig(
     server_command=[sys.executable, "-m", "torchpatch", "server"], client_factory=recording_client))
 async def client(lsp_client: LanguageClient, request, workspace: Path):
     result = await lsp_client.initialize_session(types.InitializeParams(
         capabilities=client_capabilities(request.param), root_uri=workspace.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="demo")]))
     lsp_client.encoding = result.capabilities.position_encoding or types.PositionEncodingKind.Utf16
-    lsp_client.workspace = workspace
     yield
     await lsp_client.shutdown_session()
 
@@ -122,9 +130,9 @@ def edits_of(action: types.CodeAction, uri: str) -> list[types.TextEdit]:
     return list(edit.changes[uri])
 
 
-@pytest.mark.asyncio
-async def test_open_publishes_diagnostics_with_codes_links_severity_and_tags(client: LanguageClient):
-    path = client.workspace / "model.py"
+@pytest.mark.asyncio(loop_scope="module")
+async def test_open_publishes_diagnostics_with_codes_links_severity_and_tags(client: LanguageClient, folder: Path):
+    path = folder / "model.py"
     uri = open_document(client, path, CODE)
     found = by_code(await diagnostics_for(client, uri, version=1))
     assert set(found) == {"TP301", "TP202"}  # TP250 (torch.range) is ignored by the workspace's pyproject.toml
@@ -142,9 +150,9 @@ async def test_open_publishes_diagnostics_with_codes_links_severity_and_tags(cli
     assert "deprecated since PyTorch 2.4" in scaler.message
 
 
-@pytest.mark.asyncio
-async def test_change_is_debounced_and_save_relints(client: LanguageClient):
-    path = client.workspace / "model.py"
+@pytest.mark.asyncio(loop_scope="module")
+async def test_change_is_debounced_and_save_relints(client: LanguageClient, folder: Path):
+    path = folder / "model.py"
     uri = open_document(client, path, CODE)
     await diagnostics_for(client, uri, version=1)
     text = CODE
@@ -156,22 +164,26 @@ async def test_change_is_debounced_and_save_relints(client: LanguageClient):
     final = await diagnostics_for(client, uri, version=5)
     assert [p.version for p in client.published if p.uri == uri] == [1, 5]  # one lint after the pause
     assert sum(1 for d in final.diagnostics if d.code == "TP202") == 5
-    # Saving a configuration change re-lints open files: TP202 ignored from now on.
-    (client.workspace / "pyproject.toml").write_text('[tool.torchpatch]\nignore = ["TP250", "TP202"]\n')
+    watched = client.capabilities.workspace.did_change_watched_files
+    if watched and watched.dynamic_registration:  # the server asked to hear about settings files
+        assert types.WORKSPACE_DID_CHANGE_WATCHED_FILES in client.registrations
+    # A configuration change re-lints open files: TP202 ignored from now on.
+    (folder / "pyproject.toml").write_text('[tool.torchpatch]\nignore = ["TP250", "TP202"]\n')
     client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[types.FileEvent(
-        uri=(client.workspace / "pyproject.toml").as_uri(), type=types.FileChangeType.Changed)]))
+        uri=(folder / "pyproject.toml").as_uri(), type=types.FileChangeType.Changed)]))
     count = len(client.published)
 
-    async def relinted():
-        while len(client.published) == count:
+    async def relinted() -> types.PublishDiagnosticsParams:
+        while True:
+            mine = [p for p in client.published[count:] if p.uri == uri]
+            if mine:
+                return mine[-1]
             await asyncio.sleep(0.02)
 
-    await asyncio.wait_for(relinted(), 20)
-    assert set(by_code(client.published[-1])) == {"TP301"}
+    assert set(by_code(await asyncio.wait_for(relinted(), 20))) == {"TP301"}
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     count = len(client.published)
-    await asyncio.wait_for(relinted(), 20)
-    assert client.published[-1].version == 5
+    assert (await asyncio.wait_for(relinted(), 20)).version == 5
 
 
 def fix_all_request(uri: str) -> types.CodeActionParams:
@@ -181,9 +193,9 @@ def fix_all_request(uri: str) -> types.CodeActionParams:
                                   context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.SourceFixAll]))
 
 
-@pytest.mark.asyncio
-async def test_code_actions_fix_fix_all_and_noqa(client: LanguageClient):
-    path = client.workspace / "model.py"
+@pytest.mark.asyncio(loop_scope="module")
+async def test_code_actions_fix_fix_all_and_noqa(client: LanguageClient, folder: Path):
+    path = folder / "model.py"
     uri = open_document(client, path, CODE)
     found = by_code(await diagnostics_for(client, uri, version=1))
     scaler = found["TP202"]
@@ -229,10 +241,10 @@ async def test_code_actions_fix_fix_all_and_noqa(client: LanguageClient):
     assert not actions  # nothing safe left to fix in version 2
 
 
-@pytest.mark.asyncio
-async def test_noqa_is_not_offered_where_a_comment_would_change_the_code(client: LanguageClient):
+@pytest.mark.asyncio(loop_scope="module")
+async def test_noqa_is_not_offered_where_a_comment_would_change_the_code(client: LanguageClient, folder: Path):
     text = 'import torch\nstate = torch.load(\'m.pt\'); doc = """\nsome text\n"""\nx = torch.load(p)  # noqa: E501\n'
-    uri = open_document(client, client.workspace / "strings.py", text)
+    uri = open_document(client, folder / "strings.py", text)
     published = await diagnostics_for(client, uri, version=1)
     first, second = sorted(published.diagnostics, key=lambda d: d.range.start.line)
     actions = await client.text_document_code_action_async(types.CodeActionParams(
@@ -246,9 +258,9 @@ async def test_noqa_is_not_offered_where_a_comment_would_change_the_code(client:
     assert apply(text, edits_of(noqa, uri), client.encoding).endswith("x = torch.load(p)  # noqa: E501, TP301\n")
 
 
-@pytest.mark.asyncio
-async def test_hover_on_a_finding_shows_the_rule_page(client: LanguageClient):
-    uri = open_document(client, client.workspace / "model.py", CODE)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_hover_on_a_finding_shows_the_rule_page(client: LanguageClient, folder: Path):
+    uri = open_document(client, folder / "model.py", CODE)
     scaler = by_code(await diagnostics_for(client, uri, version=1))["TP202"]
     hover = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=scaler.range.start))
@@ -260,13 +272,13 @@ async def test_hover_on_a_finding_shows_the_rule_page(client: LanguageClient):
     assert nothing is None
 
 
-@pytest.mark.asyncio
-async def test_syntax_errors_and_bad_configuration_are_reported_not_crashed_on(client: LanguageClient):
-    uri = open_document(client, client.workspace / "broken.py", "import torch\nx = torch.load(\n")
+@pytest.mark.asyncio(loop_scope="module")
+async def test_syntax_errors_and_bad_configuration_are_reported_not_crashed_on(client: LanguageClient, folder: Path):
+    uri = open_document(client, folder / "broken.py", "import torch\nx = torch.load(\n")
     (diagnostic,) = (await diagnostics_for(client, uri, version=1)).diagnostics
     assert diagnostic.code == "TP001" and "syntax error" in diagnostic.message
-    (client.workspace / "pyproject.toml").write_text('[tool.torchpatch]\ntarget-torch = "banana"\n')
-    uri = open_document(client, client.workspace / "model.py", CODE)
+    (folder / "pyproject.toml").write_text('[tool.torchpatch]\ntarget-torch = "banana"\n')
+    uri = open_document(client, folder / "model.py", CODE)
     (diagnostic,) = (await diagnostics_for(client, uri, version=1)).diagnostics
     assert diagnostic.code == "TP001" and "target-torch" in diagnostic.message
 
