@@ -25,7 +25,7 @@ CODE = (
     "scaler = torch.cuda.amp.GradScaler()\n"
     "y = torch.range(0, 3)\n"
 )
-CLIENTS = ["visual-studio-code", "neovim@v0.11.0"]
+CLIENTS = ["visual-studio-code", "neovim@v0.11.0", "emacs"]  # emacs: no codeAction/resolve
 
 
 def recording_client() -> LanguageClient:
@@ -103,9 +103,9 @@ def by_code(params: types.PublishDiagnosticsParams) -> dict[str, types.Diagnosti
     return {str(d.code): d for d in params.diagnostics}
 
 
-def apply(text: str, edits: list[types.TextEdit], encoding: str) -> str:
+def apply(text: str, edits: list[types.TextEdit], encoding: str, split=lambda t: t.splitlines(keepends=True)) -> str:
     """Apply LSP text edits as a client does (positions in the negotiated encoding)."""
-    lines = text.splitlines(keepends=True)
+    lines = split(text)
 
     def offset(position: types.Position) -> int:
         start = sum(len(line) for line in lines[:position.line])
@@ -117,7 +117,7 @@ def apply(text: str, edits: list[types.TextEdit], encoding: str) -> str:
 
     for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
         text = text[:offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
-        lines = text.splitlines(keepends=True)
+        lines = split(text)
     return text
 
 
@@ -186,6 +186,14 @@ async def test_change_is_debounced_and_save_relints(client: LanguageClient, fold
     assert (await asyncio.wait_for(relinted(), 20)).version == 5
 
 
+async def resolved(client: LanguageClient, action: types.CodeAction) -> types.CodeAction:
+    """The action with its edit: clients that support codeAction/resolve get the costly fix-all edit lazily."""
+    if action.edit is None:
+        assert client.capabilities.text_document.code_action.resolve_support
+        action = await client.code_action_resolve_async(action)
+    return action
+
+
 def fix_all_request(uri: str) -> types.CodeActionParams:
     start = types.Position(line=0, character=0)
     return types.CodeActionParams(text_document=types.TextDocumentIdentifier(uri=uri),
@@ -209,6 +217,8 @@ async def test_code_actions_fix_fix_all_and_noqa(client: LanguageClient, folder:
         "Fix all safe torchpatch findings",
     ], titles
     fix, noqa, fix_all = actions
+    assert (fix_all.edit is None) == bool(client.capabilities.text_document.code_action.resolve_support)
+    fix_all = await resolved(client, fix_all)
     assert fix.kind == types.CodeActionKind.QuickFix and fix.is_preferred
     fixed = apply(CODE, edits_of(fix, uri), client.encoding)
     assert fixed == CODE.replace("torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")')
@@ -221,13 +231,18 @@ async def test_code_actions_fix_fix_all_and_noqa(client: LanguageClient, folder:
     # source.fixAll (what editors run on save) only when asked for by kind.
     (source_fix_all,) = await client.text_document_code_action_async(fix_all_request(uri))
     assert source_fix_all.kind == "source.fixAll.torchpatch"
+    source_fix_all = await resolved(client, source_fix_all)
     assert edits_of(source_fix_all, uri) == edits_of(fix_all, uri)
 
     # The edit applied, the client sends the new text: the finding is gone.
+    stale = types.CodeAction(title=fix_all.title, kind=fix_all.kind, data={"uri": uri, "version": 1})
     client.text_document_did_change(types.DidChangeTextDocumentParams(
         text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
         content_changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)]))
     assert set(by_code(await diagnostics_for(client, uri, version=2))) == {"TP301"}
+    if client.capabilities.text_document.code_action.resolve_support:
+        # Resolving an action made for version 1 now that the text is version 2: no edit rather than a wrong one.
+        assert (await client.code_action_resolve_async(stale)).edit is None
 
     # An unsafe fix is offered, not preferred, and says so.
     load = found["TP301"]
@@ -289,3 +304,42 @@ def test_server_without_pygls_is_a_one_line_error(monkeypatch, capsys):
     assert main(["server"]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "pip install 'torchpatch[lsp]'" in error
+
+
+# -- the conversions at the edge, on texts an editor really sends -----------------------------------------------
+
+EDGE_TEXTS = {
+    "crlf": "import torch\r\nx = torch.cuda.amp.GradScaler()\r\n",
+    "cr-only": "import torch\rx = torch.cuda.amp.GradScaler()\r",
+    "form-feed": "import torch\n\x0c\nx = torch.cuda.amp.GradScaler()\n",  # one line for LSP, two for str.splitlines
+    "astral": "import torch\nx = ('😀😀', torch.cuda.amp.GradScaler())\n",
+    "no-final-newline": "import torch\nx = torch.cuda.amp.GradScaler()",
+}
+
+
+@pytest.mark.parametrize("encoding", [types.PositionEncodingKind.Utf8, types.PositionEncodingKind.Utf16,
+                                      types.PositionEncodingKind.Utf32])
+@pytest.mark.parametrize("name", list(EDGE_TEXTS))
+def test_positions_and_edits_round_trip(name, encoding, tmp_path):
+    from pygls.workspace import PositionCodec, TextDocument
+
+    from torchpatch.frontends import lsp
+    from torchpatch.frontends.buffer import check_text, settings_for
+
+    text = EDGE_TEXTS[name]
+    path = tmp_path / "m.py"
+    document = TextDocument(path.as_uri(), text, version=1, language_id="python",
+                            position_codec=PositionCodec(encoding))
+    positions = lsp.Positions(text, document)
+    for offset in range(len(text) + 1):
+        if text[offset - 1:offset + 1] == "\r\n":
+            continue  # between the two characters of one line break: no position there
+        assert positions.offset(positions.position(offset)) == offset
+    (finding,) = check_text(path, text, settings_for(path)).findings
+    start = positions.position(finding.start)
+    assert start.line == text.count("\n", 0, finding.start) + text.count("\r", 0, finding.start) - text.count(
+        "\r\n", 0, finding.start)  # LSP's lines: \f is not a line break
+    assert text[positions.offset(start):].startswith("torch.cuda.amp.GradScaler")
+    fixed = check_text(path, text, settings_for(path), fix=True).fixed_text
+    assert fixed != text
+    assert apply(text, lsp.text_edits(positions, fixed), encoding, lsp._LINE.findall) == fixed

@@ -41,6 +41,10 @@ class Checked:
     text: str
     result: FileResult | None  # None: the workspace configuration is invalid
     settings_error: str | None = None
+    # Computed when first asked for (a code action), then kept for this version: on a large file
+    # fixing everything to a fixpoint takes seconds, and editors ask for code actions as the cursor moves.
+    fixed_text: str | None = None
+    tree_dump: str | None = None
 
 
 class TorchpatchServer(LanguageServer):
@@ -53,6 +57,9 @@ class TorchpatchServer(LanguageServer):
 
     # -- linting --------------------------------------------------------------------------------------------
     def is_python(self, document: TextDocument) -> bool:
+        """A Python file or unsaved buffer; not a notebook cell (a cell alone misses its notebook's imports)."""
+        if not document.uri.startswith(("file:", "untitled:")):
+            return False
         return document.language_id == "python" or document.uri.endswith(PYTHON_SUFFIXES)
 
     def path_of(self, document: TextDocument) -> Path:
@@ -169,7 +176,7 @@ class TorchpatchServer(LanguageServer):
     def noqa_action(self, finding: Finding, checked: Checked, positions: "Positions",
                     document: TextDocument) -> types.CodeAction | None:
         new_text = with_noqa(checked.text, finding.noqa_row, finding.code, positions.locator)
-        if new_text is None or not _same_code(checked.text, new_text, self.path_of(document)):
+        if new_text is None or not self.only_comments_changed(checked, new_text, self.path_of(document)):
             return None  # the line ends inside a string or after a backslash: a comment cannot go there
         return types.CodeAction(
             title=f"Disable {finding.code} for this line", kind=types.CodeActionKind.QuickFix,
@@ -177,16 +184,54 @@ class TorchpatchServer(LanguageServer):
 
     def fix_all_action(self, checked: Checked, positions: "Positions", document: TextDocument,
                        kind: str) -> types.CodeAction | None:
-        path = self.path_of(document)
+        action = types.CodeAction(title="Fix all safe torchpatch findings", kind=kind,
+                                  data={"uri": document.uri, "version": document.version})
+        if checked.fixed_text is None and self.resolves_edits():
+            return action  # the edit is computed only if this action is chosen (codeAction/resolve)
+        fixed_text = self.fixed_text(checked, document)
+        if fixed_text == checked.text:
+            return None
+        action.edit = self.workspace_edit(document, positions, fixed_text)
+        return action
+
+    def resolve_code_action(self, action: types.CodeAction) -> types.CodeAction:
+        data = action.data if isinstance(action.data, dict) else {}
+        document = self.workspace.text_documents.get(data.get("uri", ""))
+        if document is None or document.version != data.get("version") or action.edit is not None:
+            return action  # the document changed since: no edit rather than a wrong one
+        checked = self.check(document)
+        fixed_text = self.fixed_text(checked, document)
+        action.edit = self.workspace_edit(document, Positions(checked.text, document), fixed_text)
+        return action
+
+    def fixed_text(self, checked: Checked, document: TextDocument) -> str:
+        """The text after every safe fix, to a fixpoint, exactly as ``torchpatch check --fix`` writes it."""
+        if checked.fixed_text is None:
+            checked.fixed_text = checked.text
+            if checked.result is not None:
+                path = self.path_of(document)
+                try:
+                    fixed = check_text(path, checked.text, settings_for(path), fix=True)
+                except SettingsError:
+                    fixed = None
+                if fixed is not None and fixed.error is None and fixed.fixed_text is not None:
+                    checked.fixed_text = fixed.fixed_text
+        return checked.fixed_text
+
+    def resolves_edits(self) -> bool:
+        text_document = self.client_capabilities.text_document
+        code_action = text_document.code_action if text_document else None
+        resolve = code_action.resolve_support if code_action else None
+        return bool(resolve and "edit" in resolve.properties)
+
+    def only_comments_changed(self, checked: Checked, new_text: str, path: Path) -> bool:
+        """Both texts parse to the same syntax tree (the original's is computed once per version)."""
         try:
-            settings = settings_for(path)
-        except SettingsError:
-            return None
-        fixed = check_text(path, checked.text, settings, fix=True)  # safe fixes only, to a fixpoint, as --fix
-        if fixed.error is not None or fixed.fixed_text is None or fixed.fixed_text == checked.text:
-            return None
-        return types.CodeAction(title="Fix all safe torchpatch findings", kind=kind,
-                                edit=self.workspace_edit(document, positions, fixed.fixed_text))
+            if checked.tree_dump is None:
+                checked.tree_dump = ast.dump(parse_text(checked.text, path))
+            return ast.dump(parse_text(new_text, path)) == checked.tree_dump
+        except ParseFailure:
+            return False
 
     def workspace_edit(self, document: TextDocument, positions: "Positions", new_text: str) -> types.WorkspaceEdit:
         edits = text_edits(positions, new_text)
@@ -326,14 +371,6 @@ def _parses(text: str, path: Path) -> bool:
     return True
 
 
-def _same_code(old: str, new: str, path: Path) -> bool:
-    """Both parse to the same syntax tree: the edit only touched comments."""
-    try:
-        return ast.dump(parse_text(old, path)) == ast.dump(parse_text(new, path))
-    except ParseFailure:
-        return False
-
-
 def text_edits(positions: Positions, new_text: str) -> list[types.TextEdit]:
     """Line-level edits from the document's text to ``new_text``: what changed, and only that."""
     old_lines = _LINE.findall(positions.locator.text)
@@ -393,9 +430,13 @@ def create_server() -> TorchpatchServer:
                 register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))]))
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
-        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]))
+        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=True))
     def code_action(ls: TorchpatchServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         return ls.code_actions(params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    def code_action_resolve(ls: TorchpatchServer, action: types.CodeAction) -> types.CodeAction:
+        return ls.resolve_code_action(action)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: TorchpatchServer, params: types.HoverParams) -> types.Hover | None:
