@@ -49,8 +49,9 @@ class Checked:
 
 class TorchpatchServer(LanguageServer):
     def __init__(self) -> None:
-        # Full sync: pygls splits lines with str.splitlines, which also breaks at \f and \x1c..\x1e (found in
-        # real Python files); LSP clients do not, so incremental edits would land in the wrong place.
+        # Full sync: pygls applies incremental edits to lines split by str.splitlines, which also breaks at
+        # \f (common in older Python files), \v, \x1c-\x1e, \x85 and \u2028; LSP clients break only at \n, \r\n
+        # and \r, so an incremental edit after such a character would land in the wrong place.
         super().__init__("torchpatch", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
         self.checked: dict[str, Checked] = {}
         self.pending: dict[str, asyncio.TimerHandle] = {}
@@ -163,10 +164,10 @@ class TorchpatchServer(LanguageServer):
             return None
         new_text = apply_edits(checked.text, fix.edits)
         path = self.path_of(document)
+        if not _parses(new_text, path):
+            return None  # as --fix: a fix whose result does not parse is not applied
         if fix.obsolete_names:
             new_text = remove_unused_imports(new_text, path, set(fix.obsolete_names))  # as --fix does
-        if not _parses(new_text, path):
-            return None
         safe = fix.applicability == SAFE
         title = f"{finding.code}: {fix.message}" + ("" if safe else " (unsafe fix: review it)")
         return types.CodeAction(
