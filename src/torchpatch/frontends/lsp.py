@@ -18,8 +18,9 @@ from torchpatch.docs import render_rule_page
 from torchpatch.engine.linter import FileResult, Finding, ParseFailure, apply_edits, parse_text, \
     remove_unused_imports
 from torchpatch.engine.source import Locator
-from torchpatch.frontends.buffer import SettingsError, check_text, is_settings_file, rule_by_code, settings_for, \
-    syntax_error_position
+from torchpatch.frontends.buffer import SETTINGS_FILES, SettingsError, check_text, is_settings_file, rule_by_code, \
+    settings_for, syntax_error_position
+from torchpatch.rules import all_rules
 from torchpatch.rules.base import SAFE, Rule
 
 SOURCE = "torchpatch"
@@ -420,12 +421,16 @@ def create_server() -> TorchpatchServer:
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: TorchpatchServer, params: types.InitializedParams) -> None:
+        # Import the rules and the configuration code now, not when the first file is opened.
+        all_rules()
+        try:
+            settings_for(Path(ls.workspace.root_path or ".").absolute() / "untitled.py")
+        except SettingsError:
+            pass  # reported on each file that it affects
         workspace = ls.client_capabilities.workspace
         watched = workspace.did_change_watched_files if workspace else None
         if watched and watched.dynamic_registration:
-            watchers = [types.FileSystemWatcher(glob_pattern=f"**/{pattern}")
-                        for pattern in ("pyproject.toml", "torchpatch.toml", "setup.cfg", "requirements*.txt",
-                                        "constraints*.txt")]
+            watchers = [types.FileSystemWatcher(glob_pattern=f"**/{pattern}") for pattern in SETTINGS_FILES]
             ls.client_register_capability(types.RegistrationParams(registrations=[types.Registration(
                 id="torchpatch-settings-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                 register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))]))
