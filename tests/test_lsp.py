@@ -343,3 +343,25 @@ def test_positions_and_edits_round_trip(name, encoding, tmp_path):
     fixed = check_text(path, text, settings_for(path), fix=True).fixed_text
     assert fixed != text
     assert apply(text, lsp.text_edits(positions, fixed), encoding, lsp._LINE.findall) == fixed
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_unsaved_buffers_are_checked_and_closing_clears_the_diagnostics(client: LanguageClient, folder: Path):
+    uri = f"untitled:Untitled-{folder.name}"
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=uri, language_id="python", version=1, text=CODE)))
+    assert {"TP301", "TP202"} <= set(by_code(await diagnostics_for(client, uri, version=1)))
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+
+    async def cleared():
+        while client.published[-1].uri != uri or client.published[-1].diagnostics:
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(cleared(), 20)
+    # A notebook cell sent as a text document is not checked alone (its imports live in other cells).
+    cell = f"vscode-notebook-cell:{(folder / 'n.ipynb').as_posix()}#W0sZmlsZQ%3D%3D"
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=cell, language_id="python", version=1, text=CODE)))
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=cell), position=types.Position(line=2, character=12)))
+    assert hover is None and cell not in client.diagnostics
