@@ -25,7 +25,7 @@ CODE = (
     "scaler = torch.cuda.amp.GradScaler()\n"
     "y = torch.range(0, 3)\n"
 )
-CLIENTS = ["visual-studio-code", "neovim@v0.11.0"]
+CLIENTS = ["visual-studio-code", "neovim@v0.11.0", "emacs"]  # emacs: no codeAction/resolve
 
 
 def recording_client() -> LanguageClient:
@@ -45,21 +45,29 @@ def recording_client() -> LanguageClient:
     return client
 
 
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("workspace")
+
+
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.torchpatch]\nignore = ["TP250"]\n')
-    (tmp_path / "model.py").write_text(CODE)
-    return tmp_path
+def folder(workspace: Path, request) -> Path:
+    """A project of its own for each test (the server finds settings per folder), in the one workspace."""
+    folder = workspace / request.node.name.replace("[", "-").replace("]", "").replace("@", "-")
+    folder.mkdir()
+    (folder / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.torchpatch]\nignore = ["TP250"]\n')
+    (folder / "model.py").write_text(CODE)
+    return folder
 
 
-@pytest_lsp.fixture(params=CLIENTS, config=ClientServerConfig(
+# One server per client kind for the whole module: starting one costs seconds.
+@pytest_lsp.fixture(scope="module", params=CLIENTS, config=ClientServerConfig(
     server_command=[sys.executable, "-m", "torchpatch", "server"], client_factory=recording_client))
 async def client(lsp_client: LanguageClient, request, workspace: Path):
     result = await lsp_client.initialize_session(types.InitializeParams(
         capabilities=client_capabilities(request.param), root_uri=workspace.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="demo")]))
     lsp_client.encoding = result.capabilities.position_encoding or types.PositionEncodingKind.Utf16
-    lsp_client.workspace = workspace
     yield
     await lsp_client.shutdown_session()
 
@@ -95,9 +103,9 @@ def by_code(params: types.PublishDiagnosticsParams) -> dict[str, types.Diagnosti
     return {str(d.code): d for d in params.diagnostics}
 
 
-def apply(text: str, edits: list[types.TextEdit], encoding: str) -> str:
+def apply(text: str, edits: list[types.TextEdit], encoding: str, split=lambda t: t.splitlines(keepends=True)) -> str:
     """Apply LSP text edits as a client does (positions in the negotiated encoding)."""
-    lines = text.splitlines(keepends=True)
+    lines = split(text)
 
     def offset(position: types.Position) -> int:
         start = sum(len(line) for line in lines[:position.line])
@@ -109,7 +117,7 @@ def apply(text: str, edits: list[types.TextEdit], encoding: str) -> str:
 
     for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
         text = text[:offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
-        lines = text.splitlines(keepends=True)
+        lines = split(text)
     return text
 
 
@@ -122,9 +130,9 @@ def edits_of(action: types.CodeAction, uri: str) -> list[types.TextEdit]:
     return list(edit.changes[uri])
 
 
-@pytest.mark.asyncio
-async def test_open_publishes_diagnostics_with_codes_links_severity_and_tags(client: LanguageClient):
-    path = client.workspace / "model.py"
+@pytest.mark.asyncio(loop_scope="module")
+async def test_open_publishes_diagnostics_with_codes_links_severity_and_tags(client: LanguageClient, folder: Path):
+    path = folder / "model.py"
     uri = open_document(client, path, CODE)
     found = by_code(await diagnostics_for(client, uri, version=1))
     assert set(found) == {"TP301", "TP202"}  # TP250 (torch.range) is ignored by the workspace's pyproject.toml
@@ -142,9 +150,9 @@ async def test_open_publishes_diagnostics_with_codes_links_severity_and_tags(cli
     assert "deprecated since PyTorch 2.4" in scaler.message
 
 
-@pytest.mark.asyncio
-async def test_change_is_debounced_and_save_relints(client: LanguageClient):
-    path = client.workspace / "model.py"
+@pytest.mark.asyncio(loop_scope="module")
+async def test_change_is_debounced_and_save_relints(client: LanguageClient, folder: Path):
+    path = folder / "model.py"
     uri = open_document(client, path, CODE)
     await diagnostics_for(client, uri, version=1)
     text = CODE
@@ -156,22 +164,34 @@ async def test_change_is_debounced_and_save_relints(client: LanguageClient):
     final = await diagnostics_for(client, uri, version=5)
     assert [p.version for p in client.published if p.uri == uri] == [1, 5]  # one lint after the pause
     assert sum(1 for d in final.diagnostics if d.code == "TP202") == 5
-    # Saving a configuration change re-lints open files: TP202 ignored from now on.
-    (client.workspace / "pyproject.toml").write_text('[tool.torchpatch]\nignore = ["TP250", "TP202"]\n')
+    watched = client.capabilities.workspace.did_change_watched_files
+    if watched and watched.dynamic_registration:  # the server asked to hear about settings files
+        assert types.WORKSPACE_DID_CHANGE_WATCHED_FILES in client.registrations
+    # A configuration change re-lints open files: TP202 ignored from now on.
+    (folder / "pyproject.toml").write_text('[tool.torchpatch]\nignore = ["TP250", "TP202"]\n')
     client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[types.FileEvent(
-        uri=(client.workspace / "pyproject.toml").as_uri(), type=types.FileChangeType.Changed)]))
+        uri=(folder / "pyproject.toml").as_uri(), type=types.FileChangeType.Changed)]))
     count = len(client.published)
 
-    async def relinted():
-        while len(client.published) == count:
+    async def relinted() -> types.PublishDiagnosticsParams:
+        while True:
+            mine = [p for p in client.published[count:] if p.uri == uri]
+            if mine:
+                return mine[-1]
             await asyncio.sleep(0.02)
 
-    await asyncio.wait_for(relinted(), 20)
-    assert set(by_code(client.published[-1])) == {"TP301"}
+    assert set(by_code(await asyncio.wait_for(relinted(), 20))) == {"TP301"}
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     count = len(client.published)
-    await asyncio.wait_for(relinted(), 20)
-    assert client.published[-1].version == 5
+    assert (await asyncio.wait_for(relinted(), 20)).version == 5
+
+
+async def resolved(client: LanguageClient, action: types.CodeAction) -> types.CodeAction:
+    """The action with its edit: clients that support codeAction/resolve get the costly fix-all edit lazily."""
+    if action.edit is None:
+        assert client.capabilities.text_document.code_action.resolve_support
+        action = await client.code_action_resolve_async(action)
+    return action
 
 
 def fix_all_request(uri: str) -> types.CodeActionParams:
@@ -181,9 +201,9 @@ def fix_all_request(uri: str) -> types.CodeActionParams:
                                   context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.SourceFixAll]))
 
 
-@pytest.mark.asyncio
-async def test_code_actions_fix_fix_all_and_noqa(client: LanguageClient):
-    path = client.workspace / "model.py"
+@pytest.mark.asyncio(loop_scope="module")
+async def test_code_actions_fix_fix_all_and_noqa(client: LanguageClient, folder: Path):
+    path = folder / "model.py"
     uri = open_document(client, path, CODE)
     found = by_code(await diagnostics_for(client, uri, version=1))
     scaler = found["TP202"]
@@ -197,6 +217,8 @@ async def test_code_actions_fix_fix_all_and_noqa(client: LanguageClient):
         "Fix all safe torchpatch findings",
     ], titles
     fix, noqa, fix_all = actions
+    assert (fix_all.edit is None) == bool(client.capabilities.text_document.code_action.resolve_support)
+    fix_all = await resolved(client, fix_all)
     assert fix.kind == types.CodeActionKind.QuickFix and fix.is_preferred
     fixed = apply(CODE, edits_of(fix, uri), client.encoding)
     assert fixed == CODE.replace("torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")')
@@ -209,13 +231,18 @@ async def test_code_actions_fix_fix_all_and_noqa(client: LanguageClient):
     # source.fixAll (what editors run on save) only when asked for by kind.
     (source_fix_all,) = await client.text_document_code_action_async(fix_all_request(uri))
     assert source_fix_all.kind == "source.fixAll.torchpatch"
+    source_fix_all = await resolved(client, source_fix_all)
     assert edits_of(source_fix_all, uri) == edits_of(fix_all, uri)
 
     # The edit applied, the client sends the new text: the finding is gone.
+    stale = types.CodeAction(title=fix_all.title, kind=fix_all.kind, data={"uri": uri, "version": 1})
     client.text_document_did_change(types.DidChangeTextDocumentParams(
         text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
         content_changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)]))
     assert set(by_code(await diagnostics_for(client, uri, version=2))) == {"TP301"}
+    if client.capabilities.text_document.code_action.resolve_support:
+        # Resolving an action made for version 1 now that the text is version 2: no edit rather than a wrong one.
+        assert (await client.code_action_resolve_async(stale)).edit is None
 
     # An unsafe fix is offered, not preferred, and says so.
     load = found["TP301"]
@@ -229,10 +256,10 @@ async def test_code_actions_fix_fix_all_and_noqa(client: LanguageClient):
     assert not actions  # nothing safe left to fix in version 2
 
 
-@pytest.mark.asyncio
-async def test_noqa_is_not_offered_where_a_comment_would_change_the_code(client: LanguageClient):
+@pytest.mark.asyncio(loop_scope="module")
+async def test_noqa_is_not_offered_where_a_comment_would_change_the_code(client: LanguageClient, folder: Path):
     text = 'import torch\nstate = torch.load(\'m.pt\'); doc = """\nsome text\n"""\nx = torch.load(p)  # noqa: E501\n'
-    uri = open_document(client, client.workspace / "strings.py", text)
+    uri = open_document(client, folder / "strings.py", text)
     published = await diagnostics_for(client, uri, version=1)
     first, second = sorted(published.diagnostics, key=lambda d: d.range.start.line)
     actions = await client.text_document_code_action_async(types.CodeActionParams(
@@ -246,9 +273,9 @@ async def test_noqa_is_not_offered_where_a_comment_would_change_the_code(client:
     assert apply(text, edits_of(noqa, uri), client.encoding).endswith("x = torch.load(p)  # noqa: E501, TP301\n")
 
 
-@pytest.mark.asyncio
-async def test_hover_on_a_finding_shows_the_rule_page(client: LanguageClient):
-    uri = open_document(client, client.workspace / "model.py", CODE)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_hover_on_a_finding_shows_the_rule_page(client: LanguageClient, folder: Path):
+    uri = open_document(client, folder / "model.py", CODE)
     scaler = by_code(await diagnostics_for(client, uri, version=1))["TP202"]
     hover = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=scaler.range.start))
@@ -260,13 +287,13 @@ async def test_hover_on_a_finding_shows_the_rule_page(client: LanguageClient):
     assert nothing is None
 
 
-@pytest.mark.asyncio
-async def test_syntax_errors_and_bad_configuration_are_reported_not_crashed_on(client: LanguageClient):
-    uri = open_document(client, client.workspace / "broken.py", "import torch\nx = torch.load(\n")
+@pytest.mark.asyncio(loop_scope="module")
+async def test_syntax_errors_and_bad_configuration_are_reported_not_crashed_on(client: LanguageClient, folder: Path):
+    uri = open_document(client, folder / "broken.py", "import torch\nx = torch.load(\n")
     (diagnostic,) = (await diagnostics_for(client, uri, version=1)).diagnostics
     assert diagnostic.code == "TP001" and "syntax error" in diagnostic.message
-    (client.workspace / "pyproject.toml").write_text('[tool.torchpatch]\ntarget-torch = "banana"\n')
-    uri = open_document(client, client.workspace / "model.py", CODE)
+    (folder / "pyproject.toml").write_text('[tool.torchpatch]\ntarget-torch = "banana"\n')
+    uri = open_document(client, folder / "model.py", CODE)
     (diagnostic,) = (await diagnostics_for(client, uri, version=1)).diagnostics
     assert diagnostic.code == "TP001" and "target-torch" in diagnostic.message
 
@@ -277,3 +304,64 @@ def test_server_without_pygls_is_a_one_line_error(monkeypatch, capsys):
     assert main(["server"]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "pip install 'torchpatch[lsp]'" in error
+
+
+# -- the conversions at the edge, on texts an editor really sends -----------------------------------------------
+
+EDGE_TEXTS = {
+    "crlf": "import torch\r\nx = torch.cuda.amp.GradScaler()\r\n",
+    "cr-only": "import torch\rx = torch.cuda.amp.GradScaler()\r",
+    "form-feed": "import torch\n\x0c\nx = torch.cuda.amp.GradScaler()\n",  # one line for LSP, two for str.splitlines
+    "astral": "import torch\nx = ('😀😀', torch.cuda.amp.GradScaler())\n",
+    "no-final-newline": "import torch\nx = torch.cuda.amp.GradScaler()",
+}
+
+
+@pytest.mark.parametrize("encoding", [types.PositionEncodingKind.Utf8, types.PositionEncodingKind.Utf16,
+                                      types.PositionEncodingKind.Utf32])
+@pytest.mark.parametrize("name", list(EDGE_TEXTS))
+def test_positions_and_edits_round_trip(name, encoding, tmp_path):
+    from pygls.workspace import PositionCodec, TextDocument
+
+    from torchpatch.frontends import lsp
+    from torchpatch.frontends.buffer import check_text, settings_for
+
+    text = EDGE_TEXTS[name]
+    path = tmp_path / "m.py"
+    document = TextDocument(path.as_uri(), text, version=1, language_id="python",
+                            position_codec=PositionCodec(encoding))
+    positions = lsp.Positions(text, document)
+    for offset in range(len(text) + 1):
+        if text[offset - 1:offset + 1] == "\r\n":
+            continue  # between the two characters of one line break: no position there
+        assert positions.offset(positions.position(offset)) == offset
+    (finding,) = check_text(path, text, settings_for(path)).findings
+    start = positions.position(finding.start)
+    assert start.line == text.count("\n", 0, finding.start) + text.count("\r", 0, finding.start) - text.count(
+        "\r\n", 0, finding.start)  # LSP's lines: \f is not a line break
+    assert text[positions.offset(start):].startswith("torch.cuda.amp.GradScaler")
+    fixed = check_text(path, text, settings_for(path), fix=True).fixed_text
+    assert fixed != text
+    assert apply(text, lsp.text_edits(positions, fixed), encoding, lsp._LINE.findall) == fixed
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_unsaved_buffers_are_checked_and_closing_clears_the_diagnostics(client: LanguageClient, folder: Path):
+    uri = f"untitled:Untitled-{folder.name}"
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=uri, language_id="python", version=1, text=CODE)))
+    assert {"TP301", "TP202"} <= set(by_code(await diagnostics_for(client, uri, version=1)))
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+
+    async def cleared():
+        while client.published[-1].uri != uri or client.published[-1].diagnostics:
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(cleared(), 20)
+    # A notebook cell sent as a text document is not checked alone (its imports live in other cells).
+    cell = f"vscode-notebook-cell:{(folder / 'n.ipynb').as_posix()}#W0sZmlsZQ%3D%3D"
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=cell, language_id="python", version=1, text=CODE)))
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=cell), position=types.Position(line=2, character=12)))
+    assert hover is None and cell not in client.diagnostics

@@ -18,8 +18,9 @@ from torchpatch.docs import render_rule_page
 from torchpatch.engine.linter import FileResult, Finding, ParseFailure, apply_edits, parse_text, \
     remove_unused_imports
 from torchpatch.engine.source import Locator
-from torchpatch.frontends.buffer import SettingsError, check_text, is_settings_file, rule_by_code, settings_for, \
-    syntax_error_position
+from torchpatch.frontends.buffer import SETTINGS_FILES, SettingsError, check_text, is_settings_file, rule_by_code, \
+    settings_for, syntax_error_position
+from torchpatch.rules import all_rules
 from torchpatch.rules.base import SAFE, Rule
 
 SOURCE = "torchpatch"
@@ -41,18 +42,26 @@ class Checked:
     text: str
     result: FileResult | None  # None: the workspace configuration is invalid
     settings_error: str | None = None
+    # Computed when first asked for (a code action), then kept for this version: on a large file
+    # fixing everything to a fixpoint takes seconds, and editors ask for code actions as the cursor moves.
+    fixed_text: str | None = None
+    tree_dump: str | None = None
 
 
 class TorchpatchServer(LanguageServer):
     def __init__(self) -> None:
-        # Full sync: pygls splits lines with str.splitlines, which also breaks at \f and \x1c..\x1e (found in
-        # real Python files); LSP clients do not, so incremental edits would land in the wrong place.
+        # Full sync: pygls applies incremental edits to lines split by str.splitlines, which also breaks at
+        # \f (common in older Python files), \v, \x1c-\x1e, \x85 and \u2028; LSP clients break only at \n, \r\n
+        # and \r, so an incremental edit after such a character would land in the wrong place.
         super().__init__("torchpatch", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
         self.checked: dict[str, Checked] = {}
         self.pending: dict[str, asyncio.TimerHandle] = {}
 
     # -- linting --------------------------------------------------------------------------------------------
     def is_python(self, document: TextDocument) -> bool:
+        """A Python file or unsaved buffer; not a notebook cell (a cell alone misses its notebook's imports)."""
+        if not document.uri.startswith(("file:", "untitled:")):
+            return False
         return document.language_id == "python" or document.uri.endswith(PYTHON_SUFFIXES)
 
     def path_of(self, document: TextDocument) -> Path:
@@ -156,10 +165,10 @@ class TorchpatchServer(LanguageServer):
             return None
         new_text = apply_edits(checked.text, fix.edits)
         path = self.path_of(document)
+        if not _parses(new_text, path):
+            return None  # as --fix: a fix whose result does not parse is not applied
         if fix.obsolete_names:
             new_text = remove_unused_imports(new_text, path, set(fix.obsolete_names))  # as --fix does
-        if not _parses(new_text, path):
-            return None
         safe = fix.applicability == SAFE
         title = f"{finding.code}: {fix.message}" + ("" if safe else " (unsafe fix: review it)")
         return types.CodeAction(
@@ -169,7 +178,7 @@ class TorchpatchServer(LanguageServer):
     def noqa_action(self, finding: Finding, checked: Checked, positions: "Positions",
                     document: TextDocument) -> types.CodeAction | None:
         new_text = with_noqa(checked.text, finding.noqa_row, finding.code, positions.locator)
-        if new_text is None or not _same_code(checked.text, new_text, self.path_of(document)):
+        if new_text is None or not self.only_comments_changed(checked, new_text, self.path_of(document)):
             return None  # the line ends inside a string or after a backslash: a comment cannot go there
         return types.CodeAction(
             title=f"Disable {finding.code} for this line", kind=types.CodeActionKind.QuickFix,
@@ -177,16 +186,54 @@ class TorchpatchServer(LanguageServer):
 
     def fix_all_action(self, checked: Checked, positions: "Positions", document: TextDocument,
                        kind: str) -> types.CodeAction | None:
-        path = self.path_of(document)
+        action = types.CodeAction(title="Fix all safe torchpatch findings", kind=kind,
+                                  data={"uri": document.uri, "version": document.version})
+        if checked.fixed_text is None and self.resolves_edits():
+            return action  # the edit is computed only if this action is chosen (codeAction/resolve)
+        fixed_text = self.fixed_text(checked, document)
+        if fixed_text == checked.text:
+            return None
+        action.edit = self.workspace_edit(document, positions, fixed_text)
+        return action
+
+    def resolve_code_action(self, action: types.CodeAction) -> types.CodeAction:
+        data = action.data if isinstance(action.data, dict) else {}
+        document = self.workspace.text_documents.get(data.get("uri", ""))
+        if document is None or document.version != data.get("version") or action.edit is not None:
+            return action  # the document changed since: no edit rather than a wrong one
+        checked = self.check(document)
+        fixed_text = self.fixed_text(checked, document)
+        action.edit = self.workspace_edit(document, Positions(checked.text, document), fixed_text)
+        return action
+
+    def fixed_text(self, checked: Checked, document: TextDocument) -> str:
+        """The text after every safe fix, to a fixpoint, exactly as ``torchpatch check --fix`` writes it."""
+        if checked.fixed_text is None:
+            checked.fixed_text = checked.text
+            if checked.result is not None:
+                path = self.path_of(document)
+                try:
+                    fixed = check_text(path, checked.text, settings_for(path), fix=True)
+                except SettingsError:
+                    fixed = None
+                if fixed is not None and fixed.error is None and fixed.fixed_text is not None:
+                    checked.fixed_text = fixed.fixed_text
+        return checked.fixed_text
+
+    def resolves_edits(self) -> bool:
+        text_document = self.client_capabilities.text_document
+        code_action = text_document.code_action if text_document else None
+        resolve = code_action.resolve_support if code_action else None
+        return bool(resolve and "edit" in resolve.properties)
+
+    def only_comments_changed(self, checked: Checked, new_text: str, path: Path) -> bool:
+        """Both texts parse to the same syntax tree (the original's is computed once per version)."""
         try:
-            settings = settings_for(path)
-        except SettingsError:
-            return None
-        fixed = check_text(path, checked.text, settings, fix=True)  # safe fixes only, to a fixpoint, as --fix
-        if fixed.error is not None or fixed.fixed_text is None or fixed.fixed_text == checked.text:
-            return None
-        return types.CodeAction(title="Fix all safe torchpatch findings", kind=kind,
-                                edit=self.workspace_edit(document, positions, fixed.fixed_text))
+            if checked.tree_dump is None:
+                checked.tree_dump = ast.dump(parse_text(checked.text, path))
+            return ast.dump(parse_text(new_text, path)) == checked.tree_dump
+        except ParseFailure:
+            return False
 
     def workspace_edit(self, document: TextDocument, positions: "Positions", new_text: str) -> types.WorkspaceEdit:
         edits = text_edits(positions, new_text)
@@ -326,14 +373,6 @@ def _parses(text: str, path: Path) -> bool:
     return True
 
 
-def _same_code(old: str, new: str, path: Path) -> bool:
-    """Both parse to the same syntax tree: the edit only touched comments."""
-    try:
-        return ast.dump(parse_text(old, path)) == ast.dump(parse_text(new, path))
-    except ParseFailure:
-        return False
-
-
 def text_edits(positions: Positions, new_text: str) -> list[types.TextEdit]:
     """Line-level edits from the document's text to ``new_text``: what changed, and only that."""
     old_lines = _LINE.findall(positions.locator.text)
@@ -382,20 +421,28 @@ def create_server() -> TorchpatchServer:
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: TorchpatchServer, params: types.InitializedParams) -> None:
+        # Import the rules and the configuration code now, not when the first file is opened.
+        all_rules()
+        try:
+            settings_for(Path(ls.workspace.root_path or ".").absolute() / "untitled.py")
+        except SettingsError:
+            pass  # reported on each file that it affects
         workspace = ls.client_capabilities.workspace
         watched = workspace.did_change_watched_files if workspace else None
         if watched and watched.dynamic_registration:
-            watchers = [types.FileSystemWatcher(glob_pattern=f"**/{pattern}")
-                        for pattern in ("pyproject.toml", "torchpatch.toml", "setup.cfg", "requirements*.txt",
-                                        "constraints*.txt")]
+            watchers = [types.FileSystemWatcher(glob_pattern=f"**/{pattern}") for pattern in SETTINGS_FILES]
             ls.client_register_capability(types.RegistrationParams(registrations=[types.Registration(
                 id="torchpatch-settings-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                 register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))]))
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
-        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]))
+        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=True))
     def code_action(ls: TorchpatchServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         return ls.code_actions(params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    def code_action_resolve(ls: TorchpatchServer, action: types.CodeAction) -> types.CodeAction:
+        return ls.resolve_code_action(action)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: TorchpatchServer, params: types.HoverParams) -> types.Hover | None:
