@@ -16,6 +16,7 @@ from torchpatch.audit.formats import (
     Opened,
     open_checkpoint,
 )
+from torchpatch.audit.torchscript import analyse, jit_global_status
 from torchpatch.audit.pickle_scan import Call, Container, Global, Persistent, Unresolved, scan_bytes
 from torchpatch.audit.weights_only import (
     MAGIC_NUMBER,
@@ -119,6 +120,9 @@ class _Judge:
         full = f"{module}.{name}"
         if full in self.torch_names:
             return "allowlisted", None
+        if self.report.format == "torchscript" and jit_global_status(full):
+            # torch.jit.load's C++ unpickler resolves these itself or compiles them from code/.
+            return "benign", None
         key = (module, name, called)
         if key in self.statuses:
             return self.statuses[key]
@@ -253,8 +257,12 @@ def _decide(opened: Opened, report: Report, rules: Rules, judge: _Judge) -> None
             report.reason += " (and torch.load(weights_only=True) would accept the file)"
         return
     if opened.format == "torchscript":
+        code = analyse(opened.code)
+        report.findings.append(Finding("", 0, "warning" if code.worrying else "note", "TPA304",
+                                       f"TorchScript code ({len(opened.code)} file(s) in code/): {code.summary()}"
+                                       + (f"; __setstate__ runs at load in {', '.join(code.setstate[:4])}" if code.setstate else "")))
         report.verdict = "needs-allowlist"
-        report.reason = ("TorchScript archive: its code runs on torch.jit.load; "
+        report.reason = (f"TorchScript archive: {code.summary()}; that code runs on torch.jit.load; "
                          + ("torch.load(weights_only=True) refuses it and no allowlist changes that" if rules.torchscript_refused
                             else f"torch {rules.version}'s torch.load(weights_only=True) dispatches it to torch.jit.load and runs that code (CVE-2025-32434)"))
         return

@@ -72,6 +72,7 @@ class Opened:
     torch_error: str | None = None
     safetensors_tensors: int = 0
     index: MinizIndex | None = None
+    code: dict[str, str] = field(default_factory=dict)  # a TorchScript archive's code/*.py records
 
     def torch_record(self, name: str) -> Record | None:
         """The zip record torch reads for ``name`` (case-insensitive, miniz's choice among duplicates)."""
@@ -407,6 +408,14 @@ def _open_zip(stream: BinaryIO, size: int) -> Opened:
         opened.members.append(member)
     if not prefix or index.locate(f"{prefix}data.pkl") is None:
         _scan_other_records(stream, records, opened)
+    if opened.format == "torchscript":
+        budget = MAX_PICKLE_RECORD
+        for record in records:
+            if record.name.startswith(f"{prefix}code/") and record.name.endswith(".py") and record.size <= budget:
+                data = _record_bytes(stream, record, opened)
+                if data is not None:
+                    budget -= len(data)
+                    opened.code[record.name] = data.decode("utf-8", "replace")
     if prefix and index.locate(f"{prefix}version") is None and index.locate(f"{prefix}.data/version") is None:
         # PyTorchStreamReader::init reads the format version before anything else.
         opened.torch_error = opened.torch_error or "torch refuses the archive: it has no version record"

@@ -31,6 +31,7 @@ RULES = {
     "TPA301": "TorchScript archive (CVE-2025-32434)",
     "TPA302": "weights_only=True is unsafe before torch 2.6 (CVE-2025-32434)",
     "TPA303": "weights_only unpickler memory corruption before torch 2.10 (CVE-2026-24747)",
+    "TPA304": "what a TorchScript archive's code/ calls: tensor math only, or file, side-effect and C++-extension operators",
     "TPA400": "--verify: torch's own weights-only unpickler disagrees or confirms",
 }
 
