@@ -316,6 +316,8 @@ def benign_files(classes: dict[str, type]) -> dict[str, tuple[object, str]]:
         "need_dataclass.pt": {"config": classes["Config"](), "model": linear.state_dict()},
         "need_namedtuple.pt": {"point": classes["Point"](1, 2)},
         "need_numpy_rng.pt": {"rng": np.random.get_state()},
+        "need_numpy_default_rng.pt": {"rng": np.random.default_rng(0)},
+        "need_numpy_randomstate.pt": {"rs": np.random.RandomState(0)},
         "need_pathlib.pt": {"path": pathlib.PurePosixPath("/data/run1")},
         "need_decimal.pt": {"value": decimal.Decimal("1.25")},
         "need_njt.pt": {"njt": torch.nested.nested_tensor([torch.ones(2), torch.ones(3)], layout=torch.jagged)},

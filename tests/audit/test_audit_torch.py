@@ -167,3 +167,15 @@ def test_sparse_multi_gigabyte_zip_is_a_real_checkpoint(tmp_path) -> None:
     _sparse_zip(path, 1 << 30)
     loaded = torch.load(path, weights_only=True, mmap=True)  # mmap: the 4 GiB stays on disk
     assert loaded["w"].shape == (1 << 30,) and loaded["w"].dtype == torch.float32
+
+
+@pytest.mark.parametrize("name", ["need_numpy_default_rng.pt", "need_numpy_randomstate.pt"])
+def test_numpy_rng_state_is_benign_and_allowlistable(corpus, name: str) -> None:
+    # issue 9 §3: numpy's unpickle helpers return a Generator / RandomState, whose BUILD torch
+    # allows once the type is allowlisted (the allowlist is loaded with real torch above).
+    pytest.importorskip("torch")
+    report = corpus[name]["report"]
+    assert report.verdict == "needs-allowlist" and report.review == [], report.reason
+    assert "no allowlist" not in report.reason and report.allowlist
+    if name == "need_numpy_randomstate.pt":
+        assert "numpy.random.mtrand.RandomState" in report.allowlist

@@ -10,12 +10,14 @@ from typing import Any, BinaryIO
 from torchpatch.audit import names
 from torchpatch.audit.formats import (
     FORMAT_NAMES,
+    STORAGE_ELEMENT_BYTES,
     Finding,
     Member,
     Opened,
     open_checkpoint,
 )
-from torchpatch.audit.pickle_scan import Call, Container, Global, Persistent, Unresolved
+from torchpatch.audit.torchscript import analyse, jit_global_status
+from torchpatch.audit.pickle_scan import Call, Container, Global, Persistent, Unresolved, scan_bytes
 from torchpatch.audit.weights_only import (
     MAGIC_NUMBER,
     PROTOCOL_VERSION,
@@ -28,14 +30,6 @@ from torchpatch.audit.weights_only import (
 from torchpatch.versions import Version
 
 MAX_NESTING = 4
-
-# Element sizes of the legacy storage classes torch.save names in persistent ids.
-_STORAGE_BYTES = {
-    "Double": 8, "Float": 4, "Half": 2, "Long": 8, "Int": 4, "Short": 2, "Char": 1, "Byte": 1,
-    "Bool": 1, "BFloat16": 2, "ComplexDouble": 16, "ComplexFloat": 8, "QInt8": 1, "QInt32": 4,
-    "QUInt8": 1, "QUInt4x2": 1, "QUInt2x4": 1, "Untyped": 1,
-}
-
 
 @dataclass
 class GlobalUse:
@@ -126,6 +120,9 @@ class _Judge:
         full = f"{module}.{name}"
         if full in self.torch_names:
             return "allowlisted", None
+        if self.report.format == "torchscript" and jit_global_status(full):
+            # torch.jit.load's C++ unpickler resolves these itself or compiles them from code/.
+            return "benign", None
         key = (module, name, called)
         if key in self.statuses:
             return self.statuses[key]
@@ -178,6 +175,8 @@ class _Judge:
                 self.flag(member, glob.offset, f"global {canonical}{alias}: {why}")
         for unresolved in scan.unresolved:
             self.flag(member, unresolved.offset, f"{unresolved.why}: cannot be resolved to a literal name")
+        for violation in scan.frame_violations:
+            self.frame_divergence(member, violation)
         for call in scan.calls:
             if isinstance(call.func, (Call, Persistent)):
                 self.flag(member, call.offset, f"{call.opcode} calls {_kind(call.func)}, not a named global")
@@ -192,6 +191,30 @@ class _Judge:
             severity = "error" if member.read_by_torch else "warning"
             self.report.findings.append(Finding(member.name, scan.error_offset, severity, "TPA101",
                                                 f"pickle breaks at byte {scan.error_offset}: {scan.error} (everything before it would still run)"))
+
+    def frame_divergence(self, member: Member, violation: tuple) -> None:
+        """A FRAME that disagrees with its opcodes: CPython's C unpickler, reading from a file, drops
+        buffered bytes at the frame boundary and resumes elsewhere, so the bytes a linear reader
+        takes for an operand can run as opcodes. Fail closed, and name what hides there: every
+        start inside the disputed operand is scanned as a pickle of its own."""
+        offset, message, start = violation[0], violation[1], violation[2]
+        end = violation[3] if len(violation) > 3 else start + 1
+        found: list[str] = []
+        data = member.data
+        for at in range(max(start - member.base, 0), min(end - member.base, len(data), start - member.base + 4096)):
+            hidden = scan_bytes(data[at : at + 65536], member.base + at)
+            for glob in hidden.globals:
+                plausible = all(part.isidentifier() for part in glob.full.split("."))
+                if not plausible or glob.full in found or names.resolve(glob.module, glob.name).kind == "unknown":
+                    continue  # a fragment of some other operand
+                status, _ = self.status(glob.module, glob.name)
+                if status in ("malicious", "review"):
+                    found.append(glob.full)
+            if len(found) >= 8:
+                break
+        hidden_text = f"; a pickle starting inside the disputed bytes names {', '.join(found)}" if found else ""
+        self.report.findings.append(Finding(member.name, offset, "malicious", "TPA003",
+                                            f"{message}; what it runs cannot be decided statically{hidden_text}"))
 
     def nested(self, member: Member, call: Call) -> bool:
         """Audit literal bytes handed to a loader; True when they are benign."""
@@ -234,8 +257,12 @@ def _decide(opened: Opened, report: Report, rules: Rules, judge: _Judge) -> None
             report.reason += " (and torch.load(weights_only=True) would accept the file)"
         return
     if opened.format == "torchscript":
+        code = analyse(opened.code)
+        report.findings.append(Finding("", 0, "warning" if code.worrying else "note", "TPA304",
+                                       f"TorchScript code ({len(opened.code)} file(s) in code/): {code.summary()}"
+                                       + (f"; __setstate__ runs at load in {', '.join(code.setstate[:4])}" if code.setstate else "")))
         report.verdict = "needs-allowlist"
-        report.reason = ("TorchScript archive: its code runs on torch.jit.load; "
+        report.reason = (f"TorchScript archive: {code.summary()}; that code runs on torch.jit.load; "
                          + ("torch.load(weights_only=True) refuses it and no allowlist changes that" if rules.torchscript_refused
                             else f"torch {rules.version}'s torch.load(weights_only=True) dispatches it to torch.jit.load and runs that code (CVE-2025-32434)"))
         return
@@ -408,6 +435,7 @@ def _importable_module(module: str) -> str:
 def _check_storage_sizes(opened: Opened, report: Report) -> None:
     if opened.format != "torch-zip":
         return
+    asked = Version.parse(report.torch_version)
     for member in opened.members:
         if not member.read_by_torch:
             continue
@@ -418,10 +446,18 @@ def _check_storage_sizes(opened: Opened, report: Report) -> None:
                 continue
             kind = pid[1].name.replace("Storage", "")
             record = opened.torch_record(f"{prefix}data/{pid[2]}")
-            if record is None or kind not in _STORAGE_BYTES:
+            if record is None or kind not in STORAGE_ELEMENT_BYTES:
                 continue
-            needed = pid[4] * _STORAGE_BYTES[kind]
-            if kind != "Untyped" and record.size < needed:
+            needed = pid[4] * STORAGE_ELEMENT_BYTES[kind]
+            if record.size == needed:
+                continue
+            if asked >= Version(2, 10):
+                # The CVE-2026-24747 fix: get_storage_from_record checks the record size (measured on 2.13).
+                message = (f"torch {asked} fails: record size ({record.size} bytes) of data/{pid[2]} does not match "
+                           f"the {needed} bytes its storage declares")
+                report.findings.append(Finding(member.name, persistent.offset, "error", "TPA103", message))
+                opened.unreadable = opened.unreadable or message
+            elif record.size < needed:
                 report.findings.append(Finding(member.name, persistent.offset, "error", "TPA103",
                                                f"storage data/{pid[2]} declares {pid[4]} elements ({needed} bytes) but holds {record.size} bytes: "
                                                "torch < 2.10 reads past the buffer (CVE-2026-24747)"))

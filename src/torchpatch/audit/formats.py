@@ -72,6 +72,7 @@ class Opened:
     torch_error: str | None = None
     safetensors_tensors: int = 0
     index: MinizIndex | None = None
+    code: dict[str, str] = field(default_factory=dict)  # a TorchScript archive's code/*.py records
 
     def torch_record(self, name: str) -> Record | None:
         """The zip record torch reads for ``name`` (case-insensitive, miniz's choice among duplicates)."""
@@ -85,8 +86,21 @@ FORMAT_NAMES = {
     "tar": "old tar torch format",
     "pickle": "plain pickle",
     "safetensors": "safetensors",
+    "numpy": "numpy .npy with pickled objects",
     "none": "not a checkpoint",
 }
+
+# Containers torchpatch cannot look inside: reported as unreadable, never skipped as "not a
+# checkpoint", since any of them may hold one.
+ARCHIVE_MAGICS = {
+    b"7z\xbc\xaf\x27\x1c": "7z archive", b"Rar!\x1a\x07": "RAR archive", b"\x1f\x8b": "gzip stream",
+    b"BZh": "bzip2 stream", b"\xfd7zXZ\x00": "xz stream", b"\x28\xb5\x2f\xfd": "zstd stream", b"\x04\x22\x4d\x18": "lz4 frame",
+    b"\x89HDF\r\n\x1a\n": "HDF5 file (Keras/h5py; may hold pickled objects)",
+}
+NPY_MAGIC = b"\x93NUMPY"
+# More pickles after the first STOP: `pickle.load` called again on the same file (joblib, a
+# training script's loop) runs them; torch.load does not. Bounded so a crafted file stays cheap.
+MAX_TRAILING_PICKLES = 64
 
 
 def open_checkpoint(stream: BinaryIO, size: int) -> Opened:
@@ -95,6 +109,11 @@ def open_checkpoint(stream: BinaryIO, size: int) -> Opened:
     stream.seek(0)
     if head[:4] == ZIP_MAGIC:
         return _open_zip(stream, size)
+    for magic, kind in ARCHIVE_MAGICS.items():
+        if head.startswith(magic):
+            return Opened("none", unreadable=f"{kind}: torchpatch cannot look inside it; extract it and audit what it holds")
+    if head.startswith(NPY_MAGIC):
+        return _open_npy(stream, size)
     if _is_tar(stream):
         return _open_tar(stream)
     stream.seek(0)
@@ -102,7 +121,32 @@ def open_checkpoint(stream: BinaryIO, size: int) -> Opened:
     if safetensors is not None:
         return safetensors
     stream.seek(0)
-    return _open_pickles(stream)
+    return _open_pickles(stream, size)
+
+
+def npy_pickle_offset(head: bytes) -> int | None:
+    """Where the pickle of an object-dtype .npy starts (numpy.lib.format), or None for plain arrays."""
+    if not head.startswith(NPY_MAGIC) or len(head) < 10:
+        return None
+    major = head[6]
+    if major == 1:
+        length, start = struct.unpack("<H", head[8:10])[0], 10
+    else:
+        length, start = struct.unpack("<I", head[8:12])[0], 12
+    header = head[start : start + length]
+    # The header is a dict literal; an object array's descr is '|O' (or a structured dtype with one).
+    if b"'O" not in header and b'"O' not in header and b"|O" not in header:
+        return None
+    return start + length
+
+
+def _open_npy(stream: BinaryIO, size: int) -> Opened:
+    head = stream.read(65536 + 12)
+    offset = npy_pickle_offset(head)
+    if offset is None:
+        return Opened("none", unreadable="not a checkpoint: a numpy .npy array (no pickled objects)")
+    member = _read_member(stream, "object array pickle", offset)
+    return Opened("numpy", members=[member], torch_error="a numpy .npy file: torch.load cannot read it; numpy.load(allow_pickle=True) runs its pickle")
 
 
 def _read_member(stream: BinaryIO, name: str, base: int, read_by_torch: bool = True) -> Member:
@@ -113,7 +157,7 @@ def _read_member(stream: BinaryIO, name: str, base: int, read_by_torch: bool = T
     return Member(name, data, base, result, read_by_torch)
 
 
-def _open_pickles(stream: BinaryIO) -> Opened:
+def _open_pickles(stream: BinaryIO, size: int) -> Opened:
     first = _read_member(stream, LEGACY_PICKLES[0], 0)
     if first.scan.error and not first.scan.globals and (not first.data or first.data[:1] != b"\x80"):
         return Opened("none", unreadable="not a checkpoint: no torch or pickle signature in the leading bytes")
@@ -128,13 +172,69 @@ def _open_pickles(stream: BinaryIO) -> Opened:
             if member.scan.error:
                 break
             offset = member.scan.end
+        if len(opened.members) == len(LEGACY_PICKLES) and not opened.members[-1].scan.error:
+            _check_legacy_storages(stream, size, opened)
         return opened
     first.name = "pickle"
     opened = Opened("pickle", members=[first])
     # torch.load runs the leading pickle to completion before it checks the magic number, so
     # whatever it calls runs even though the load then fails.
     opened.torch_error = "not a torch checkpoint: torch.load unpickles the leading pickle, then fails with 'Invalid magic number'"
+    offset = first.scan.end
+    number = 2
+    while not first.scan.error and offset < size and number <= MAX_TRAILING_PICKLES:
+        member = _read_member(stream, f"pickle #{number} (after the first STOP: torch.load never reads it, a second pickle.load does)", offset, read_by_torch=False)
+        if member.scan.error and not member.scan.globals and not member.scan.calls:
+            break  # trailing bytes that are not a pickle
+        opened.members.append(member)
+        if member.scan.error or member.scan.end <= offset:
+            break
+        offset = member.scan.end
+        number += 1
     return opened
+
+
+def _check_legacy_storages(stream: BinaryIO, size: int, opened: Opened) -> None:
+    """After the five pickles torch reads each storage as an int64 element count plus its bytes
+    (``_set_from_file``); predict its 'unexpected EOF' and 'storage has wrong byte size' errors."""
+    from torchpatch.audit.pickle_scan import Container, Global
+
+    keys = opened.members[-1].scan.result
+    if not isinstance(keys, Container) or not all(isinstance(k, str) for k in keys.items):
+        return
+    declared: dict[str, tuple[int, int]] = {}
+    for persistent in opened.members[3].scan.persistent:
+        pid = persistent.pid
+        if isinstance(pid, tuple) and len(pid) >= 5 and isinstance(pid[1], Global) and isinstance(pid[4], int):
+            element = STORAGE_ELEMENT_BYTES.get(pid[1].name.replace("Storage", ""))
+            if element:
+                declared[str(pid[2])] = (pid[4], element)
+    offset = opened.members[-1].scan.end
+    for key in keys.items:
+        if key not in declared:
+            return
+        numel, element = declared[key]
+        stream.seek(offset)
+        header = stream.read(8)
+        if len(header) < 8:
+            opened.unreadable = f"torch fails: unexpected EOF, expected {8 - len(header)} more bytes (the file ends inside storage {key}'s header)"
+            return
+        (count,) = struct.unpack("<q", header)
+        if count * element != numel * element:
+            opened.unreadable = f"torch fails: storage has wrong byte size: storage {key} declares {numel * element} bytes, its record {count * element}"
+            return
+        offset += 8 + count * element
+        if offset > size:
+            opened.unreadable = f"torch fails: unexpected EOF, expected {offset - size} more bytes (the file is cut inside storage {key})"
+            return
+
+
+# Element sizes of the legacy storage classes torch.save names in persistent ids.
+STORAGE_ELEMENT_BYTES = {
+    "Double": 8, "Float": 4, "Half": 2, "Long": 8, "Int": 4, "Short": 2, "Char": 1, "Byte": 1,
+    "Bool": 1, "BFloat16": 2, "ComplexDouble": 16, "ComplexFloat": 8, "QInt8": 1, "QInt32": 4,
+    "QUInt8": 1, "QUInt4x2": 1, "QUInt2x4": 1, "Untyped": 1,
+}
 
 
 def _is_tar(stream: BinaryIO) -> bool:
@@ -306,12 +406,43 @@ def _open_zip(stream: BinaryIO, size: int) -> Opened:
         if naive.get(record.name) is record and not read_by_torch and record.name.lower() in torch_pickle_names:
             member.name = f"{record.name} (#{record.index}, what Python's zipfile reads)"
         opened.members.append(member)
+    if not prefix or index.locate(f"{prefix}data.pkl") is None:
+        _scan_other_records(stream, records, opened)
+    if opened.format == "torchscript":
+        budget = MAX_PICKLE_RECORD
+        for record in records:
+            if record.name.startswith(f"{prefix}code/") and record.name.endswith(".py") and record.size <= budget:
+                data = _record_bytes(stream, record, opened)
+                if data is not None:
+                    budget -= len(data)
+                    opened.code[record.name] = data.decode("utf-8", "replace")
     if prefix and index.locate(f"{prefix}version") is None and index.locate(f"{prefix}.data/version") is None:
         # PyTorchStreamReader::init reads the format version before anything else.
         opened.torch_error = opened.torch_error or "torch refuses the archive: it has no version record"
     if prefix and index.locate(f"{prefix}data.pkl") is None:
         opened.unreadable = opened.unreadable or "zip archive has no data.pkl: not a torch checkpoint"
     return opened
+
+
+def _scan_other_records(stream: BinaryIO, records: list[Record], opened: Opened) -> None:
+    """A zip that is not a torch archive (an .npz, a renamed pickle in a zip): whatever reads it
+    unpickles its records, so every record holding a pickle or an object .npy is audited."""
+    scanned = {m.base for m in opened.members}
+    for record in records:
+        if record.method not in (0, 8) or record.flags & 0x1:
+            continue
+        _check_local_header(stream, record, opened) if not record.data_offset else None
+        if record.data_offset in scanned:
+            continue
+        data = _record_bytes(stream, record, opened)
+        if not data:
+            continue
+        start = npy_pickle_offset(data[: 65536 + 12]) if data.startswith(NPY_MAGIC) else (0 if data[:1] == b"\x80" else None)
+        if start is None:
+            continue
+        body = data[start:]
+        member = Member(f"{record.name} (#{record.index})", body, record.data_offset + start, scan(io.BytesIO(body), record.data_offset + start), False)
+        opened.members.append(member)
 
 
 def _record_bytes(stream: BinaryIO, record: Record, opened: Opened) -> bytes | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import pickletools
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -71,6 +72,10 @@ class Scan:
     result: Any = None
     error: str | None = None
     error_offset: int = 0
+    last_offset: int = 0
+    # (offset, message, first byte of the disputed region[, its end]): FRAME lengths that disagree
+    # with the opcodes. torch.save never writes FRAME; pickle.dump never writes these.
+    frame_violations: list[tuple] = field(default_factory=list)
     start: int = 0
     end: int = 0
 
@@ -127,24 +132,52 @@ def scan(stream: BinaryIO, base: int = 0) -> Scan:
     Never raises on malformed input: the error and the byte where it happened are recorded.
     """
     result = Scan(start=base + stream.tell())
+    result.last_offset = result.start
     stack: list[Any] = []
     memo: dict[Any, Any] = {}
-    offset = result.start
     try:
         # In-memory records are already bounded; files (legacy, tar) are read through the guard.
         source = stream if isinstance(stream, io.BytesIO) else _Bounded(stream)
-        for opcode, arg, pos in pickletools.genops(source):
-            offset = base + (pos or 0)
-            _step(result, stack, memo, opcode.name, arg, offset)
-            if opcode.name == "STOP":
-                break
-        else:
-            raise ValueError("pickle ends without STOP")
+        with warnings.catch_warnings():
+            # pickletools decodes protocol-0 STRING operands with codecs.escape_decode, which
+            # warns on a crafted escape; the auditor reports the pickle, not the warning.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            _run(result, source, stack, memo, base)
     except (ValueError, IndexError, KeyError, TypeError, EOFError, UnicodeDecodeError) as error:
         result.error = str(error) or type(error).__name__
-        result.error_offset = offset
+        result.error_offset = result.last_offset
     result.end = base + stream.tell()
     return result
+
+
+def _run(result: Scan, source: Any, stack: list, memo: dict, base: int) -> None:
+    frame_end = -1  # absolute end of the current FRAME, -1 outside frames
+    previous = None  # (name, offset) of the opcode before
+    for opcode, arg, pos in pickletools.genops(source):
+        offset = base + (pos or 0)
+        result.last_offset = offset
+        name = opcode.name
+        if frame_end >= 0:
+            if previous is not None and previous[1] < frame_end < offset:
+                _frame_violation(result, previous, frame_end, offset)
+            if offset >= frame_end:
+                frame_end = -1
+        if name == "FRAME":
+            if frame_end >= 0:
+                result.frame_violations.append((offset, f"FRAME at byte {offset} opens inside the frame that ends at byte {frame_end}", offset))
+            frame_end = offset + 9 + arg
+        _step(result, stack, memo, name, arg, offset)
+        previous = (name, offset)
+        if name == "STOP":
+            return
+    raise ValueError("pickle ends without STOP")
+
+
+def _frame_violation(result: Scan, previous: tuple[str, int], frame_end: int, next_offset: int) -> None:
+    name, offset = previous
+    result.frame_violations.append((offset, f"{name} at byte {offset} runs {next_offset - frame_end} byte(s) past the end of its FRAME "
+                                            f"(byte {frame_end}): CPython's unpickler reading a file takes a different path through "
+                                            "these bytes than a linear reader does (cpython#154848)", frame_end, next_offset))
 
 
 def scan_bytes(data: bytes, base: int = 0) -> Scan:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import pathlib
+import urllib.parse
 from typing import Any
 
 from torchpatch import __version__
@@ -14,6 +17,7 @@ EXIT_CODES = {"safe": 0, "needs-allowlist": 1, "malicious": 3, "unreadable": 3}
 RULES = {
     "TPA000": "verdict: what torch.load(weights_only=True) does with the file and whether it is malicious",
     "TPA001": "a global or call that can run code at load time",
+    "TPA003": "a FRAME length that disagrees with the opcodes (CPython reads the bytes differently)",
     "TPA002": "a class the pickle builds that torchpatch has not reviewed (its __init__/__setstate__ runs at load)",
     "TPA101": "a pickle that breaks before STOP",
     "TPA102": "nested pickle bytes unpickled with the full unpickler",
@@ -30,6 +34,7 @@ RULES = {
     "TPA301": "TorchScript archive (CVE-2025-32434)",
     "TPA302": "weights_only=True is unsafe before torch 2.6 (CVE-2025-32434)",
     "TPA303": "weights_only unpickler memory corruption before torch 2.10 (CVE-2026-24747)",
+    "TPA304": "what a TorchScript archive's code/ calls: tensor math only, or file, side-effect and C++-extension operators",
     "TPA400": "--verify: torch's own weights-only unpickler disagrees or confirms",
 }
 
@@ -81,27 +86,64 @@ def render_full(reports: list[Report], skipped: int = 0) -> str:
     return "\n".join(lines)
 
 
-def render_sarif(reports: list[Report]) -> str:
+# Severity for code-scanning UIs (GitHub reads properties.security-severity, 0-10).
+_SECURITY_SEVERITY = {"TPA000": "9.0", "TPA001": "9.8", "TPA002": "6.5", "TPA003": "9.0", "TPA101": "5.0", "TPA102": "7.0",
+                      "TPA103": "7.5", "TPA201": "7.0", "TPA202": "5.0", "TPA206": "6.0", "TPA208": "6.0", "TPA301": "6.0",
+                      "TPA302": "8.0", "TPA303": "7.5", "TPA304": "5.0"}
+HELP_URI = "https://github.com/torchpatch/torchpatch/blob/main/README.md#torchpatch-audit"
+
+
+def _artifact_uri(filename: str, root: str) -> dict[str, str]:
+    """A percent-encoded URI relative to the working directory (uriBaseId %SRCROOT%), or an
+    absolute file: URI for a file outside it."""
+    absolute = os.path.abspath(filename)
+    relative = os.path.relpath(absolute, root)
+    if relative.startswith(os.pardir + os.sep) or relative == os.pardir or os.path.isabs(relative):
+        return {"uri": pathlib.Path(absolute).as_uri()}
+    return {"uri": urllib.parse.quote(relative.replace(os.sep, "/")), "uriBaseId": "%SRCROOT%"}
+
+
+def render_sarif(reports: list[Report], root: str = ".") -> str:
+    """SARIF 2.1.0 (valid against the OASIS schema): one result per finding and one per file that
+    is not safe; byte-offset regions, the pickle member named in the message."""
+    root = os.path.abspath(root)
     levels = {"malicious": "error", "error": "error", "warning": "warning", "note": "note"}
-    verdict_levels = {"safe": "none", "needs-allowlist": "warning", "malicious": "error", "unreadable": "error"}
+    verdict_levels = {"needs-allowlist": "warning", "malicious": "error", "unreadable": "error"}
     results = []
     for report in reports:
-        location = {"physicalLocation": {"artifactLocation": {"uri": report.filename}}}
+        if report.verdict == "safe":
+            continue
+        artifact = _artifact_uri(report.filename, root)
         results.append({
             "ruleId": "TPA000",
             "level": verdict_levels[report.verdict],
             "message": {"text": f"{report.verdict}: {report.reason}"},
-            "locations": [location],
-            "properties": {"verdict": report.verdict, "weights_only": report.weights_only, "format": report.format, "allowlist": report.allowlist},
+            "locations": [{"physicalLocation": {"artifactLocation": artifact}}],
+            "properties": {"verdict": report.verdict, "weights_only": report.weights_only, "format": report.format,
+                           "allowlist": report.allowlist, "review": report.review},
         })
         for finding in report.findings:
-            region = {"physicalLocation": {"artifactLocation": {"uri": report.filename}, "region": {"byteOffset": finding.offset}}}
+            location: dict[str, Any] = {"artifactLocation": artifact}
+            if finding.member or finding.offset:
+                location["region"] = {"byteOffset": max(finding.offset, 0)}
             results.append({
                 "ruleId": finding.code,
                 "level": levels[finding.severity],
-                "message": {"text": finding.message + (f" (in {finding.member})" if finding.member else "")},
-                "locations": [region],
+                "message": {"text": finding.message + (f" (in {finding.member}, byte {finding.offset})" if finding.member else "")},
+                "locations": [{"physicalLocation": location}],
             })
+    rules = []
+    for code, text in RULES.items():
+        rules.append({
+            "id": code,
+            "name": code,
+            "shortDescription": {"text": text},
+            "fullDescription": {"text": f"torchpatch audit {code}: {text}."},
+            "help": {"text": f"{text}. See the audit section of torchpatch's README for what the verdicts mean and what to do.",
+                     "markdown": f"**{code}**: {text}. See [torchpatch audit]({HELP_URI})."},
+            "helpUri": HELP_URI,
+            "properties": {"security-severity": _SECURITY_SEVERITY.get(code, "3.0"), "tags": ["security", "pickle"]},
+        })
     sarif = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -110,8 +152,9 @@ def render_sarif(reports: list[Report]) -> str:
                 "name": "torchpatch-audit",
                 "version": __version__,
                 "informationUri": "https://github.com/torchpatch/torchpatch",
-                "rules": [{"id": code, "shortDescription": {"text": text}} for code, text in RULES.items()],
+                "rules": rules,
             }},
+            "originalUriBaseIds": {"%SRCROOT%": {"uri": pathlib.Path(root).as_uri() + "/"}},
             "results": results,
         }],
     }

@@ -163,6 +163,14 @@ def result_type(func: str, args: Any) -> Any:
     if func.endswith("multiarray._reconstruct"):
         cls = args[0] if isinstance(args, tuple) and args else None
         return Obj(cls.name if isinstance(cls, Ref) else "?")
+    if func in _NUMPY_RNG_CTORS:
+        return Obj(_NUMPY_RNG_CTORS[func])
+    if func == "numpy.random._pickle.__bit_generator_ctor":
+        # numpy >= 2 passes the BitGenerator class, numpy 1.x its name.
+        arg = args[0] if isinstance(args, tuple) and args else "MT19937"
+        if isinstance(arg, Ref):
+            return Obj(arg.name)
+        return Obj(_NUMPY_BIT_GENERATORS.get(arg, "?")) if isinstance(arg, str) else Obj("?")
     if func == "_codecs.encode":
         text = args[0] if isinstance(args, tuple) and args else ""
         return text.encode("latin1", "replace") if isinstance(text, str) else b""
@@ -177,6 +185,19 @@ def result_type(func: str, args: Any) -> Any:
     if _is_class_name(func):
         return Obj(func)
     return Obj("?")
+
+
+# numpy.random's unpickle helpers (numpy/random/_pickle.py) and what each returns, so torch's
+# BUILD check sees the real type: it then calls that type's __setstate__ if allowlisted.
+_NUMPY_RNG_CTORS = {
+    "numpy.random._pickle.__randomstate_ctor": "numpy.random.mtrand.RandomState",
+    "numpy.random._pickle.__generator_ctor": "numpy.random._generator.Generator",
+    "numpy.random.bit_generator.__pyx_unpickle_SeedSequence": "numpy.random.bit_generator.SeedSequence",
+}
+_NUMPY_BIT_GENERATORS = {
+    "MT19937": "numpy.random._mt19937.MT19937", "PCG64": "numpy.random._pcg64.PCG64",
+    "PCG64DXSM": "numpy.random._pcg64.PCG64DXSM", "Philox": "numpy.random._philox.Philox", "SFC64": "numpy.random._sfc64.SFC64",
+}
 
 
 # Classes whose names are lower-case, so the capitalisation rule misses them.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 from importlib import metadata
 
@@ -19,6 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-format", choices=("full", "json", "sarif"), default="full")
     parser.add_argument("--verify", action="store_true",
                         help="confirm each verdict with torch's own weights-only unpickler in a subprocess (needs torch)")
+    parser.add_argument("--verbose", action="store_true", help="also list the files a folder scan skipped, and why")
     parser.add_argument("--convert-to-safetensors", metavar="OUT",
                         help="write a loadable checkpoint to OUT as safetensors plus OUT.json (needs torch and safetensors)")
 
@@ -31,22 +33,71 @@ def installed_torch() -> Version | None:
         return None
 
 
-def _files(paths: list[str]) -> tuple[list[str], list[str]]:
-    """(named files, files found in folders)."""
+# Names a checkpoint travels under: in a folder, a file with one of these that cannot be read is
+# reported unreadable (exit 3), never skipped as "not a checkpoint".
+CHECKPOINT_SUFFIXES = frozenset(
+    ".pt .pth .bin .ckpt .pkl .pickle .joblib .safetensors .npz .model .tar .zip .mar .pt2 .ptl .jit .h5 .hdf5 .keras "
+    ".7z .gz .xz .bz2 .zst .lz4 .rar .dill .sav .torch .ot .data".split()
+)
+
+
+def _kind_of_special(path: str) -> str | None:
+    """"a FIFO", "a character device"... for paths that exist but are not regular files or folders."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return None
+
+
+def _files(paths: list[str]) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+    """(named files, files found in folders, (path, why) skipped while walking folders).
+
+    Folders are walked following symbolic links (a Hugging Face snapshot folder links into
+    ``blobs/``); a link back into a folder already walked is skipped, so loops end."""
     from torchpatch.frontends.cli import UsageError
 
-    named, found = [], []
+    named, found, skipped = [], [], []
     for path in paths:
         if os.path.isdir(path):
-            for root, dirs, files in os.walk(path):
+            visited: set[tuple[int, int]] = set()
+            for root, dirs, files in os.walk(path, followlinks=True):
+                info = os.stat(root)
+                if (info.st_dev, info.st_ino) in visited:
+                    skipped.append((root, "a link back into a folder already audited (loop)"))
+                    dirs[:] = []
+                    continue
+                visited.add((info.st_dev, info.st_ino))
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                # Only regular files: reading a FIFO or device found in a folder would block.
-                found.extend(p for p in (os.path.join(root, f) for f in sorted(files)) if os.path.isfile(p) and not os.path.islink(p))
+                for name in sorted(files):
+                    candidate = os.path.join(root, name)
+                    # Only regular files (or links to them): reading a FIFO or device would block.
+                    if os.path.isfile(candidate):
+                        found.append(candidate)
+                    elif os.path.islink(candidate) and not os.path.exists(candidate):
+                        skipped.append((candidate, "a broken symbolic link"))
+                    else:
+                        skipped.append((candidate, f"not a regular file ({_kind_of_special(candidate) or 'special file'})"))
         elif os.path.isfile(path):
             named.append(path)
+        elif _kind_of_special(path):
+            raise UsageError(f"{path} is {_kind_of_special(path)}, not a regular file or folder: audit reads checkpoint files")
+        elif os.path.islink(path):
+            raise UsageError(f"broken symbolic link: {path}")
         else:
             raise UsageError(f"no such file or folder: {path}")
-    return named, found
+    return named, found, skipped
+
+
+def _skippable(path: str, report) -> bool:
+    """A file met in a folder that is certainly not a checkpoint (kept out of the results)."""
+    if report.format != "none" or not report.reason.startswith("not a checkpoint"):
+        return False
+    return os.path.splitext(path)[1].lower() not in CHECKPOINT_SUFFIXES or report.reason.startswith("not a checkpoint: a numpy")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,15 +128,20 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"torch {version} is older than the oldest release whose rules are known ({oldest})")
     if version > newest:
         raise UsageError(f"torch {version} is newer than the newest release whose rules are known ({newest})")
-    named, found = _files(args.paths)
+    named, found, skipped = _files(args.paths)
     reports = [audit_path(path, version) for path in named]
-    skipped = 0
     for path in found:
         report = audit_path(path, version)
-        if report.format == "none":
-            skipped += 1
+        if _skippable(path, report):
+            skipped.append((path, report.reason))
         else:
             reports.append(report)
+    if args.verbose:
+        for path, why in skipped:
+            print(f"skipped {path}: {why}", file=sys.stderr)
+    if not reports:
+        hint = "" if args.verbose else " (--verbose lists them)"
+        raise UsageError(f"nothing audited: {len(skipped)} file(s) found, none of them a checkpoint{hint}")
     if args.convert_to_safetensors and len(reports) != 1:
         raise UsageError("--convert-to-safetensors takes exactly one checkpoint")
     if args.verify or args.convert_to_safetensors:
@@ -128,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output_format == "json":
         print(render_json(reports))
     elif args.output_format == "sarif":
-        print(render_sarif(reports))
+        print(render_sarif(reports, os.getcwd()))
     else:
-        print(render_full(reports, skipped))
+        print(render_full(reports, len(skipped)))
     return exit_code(reports)
