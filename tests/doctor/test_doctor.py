@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -736,3 +737,46 @@ def test_stale_extension_found_through_the_import_system(tmp_path: Path, monkeyp
     monkeypatch.syspath_prepend(str(tree))
     files = probes._extension_files(metadata.PathDistribution(info))
     assert [path.name for path in files] == ["_C.cpython-311-x86_64-linux-gnu.so"]
+
+
+def test_a_hanging_companion_keeps_torchs_facts(tmp_path: Path) -> None:
+    python = tmp_path / "python"
+    line = probes.PROBE_MARKER + json.dumps({"importable": True, "version": "2.13.0+cpu"})
+    python.write_text(f"#!/bin/sh\necho '{line}'\nsleep 300\n", encoding="utf-8")
+    python.chmod(0o755)
+    probe, error = probes.probe_torch_subprocess(str(python), companions=["torchvision"], timeout=1)
+    assert error == "" and probe is not None and probe["version"] == "2.13.0+cpu"
+    assert probe["companion_imports"] == {"torchvision": "importing it took longer than 1 s"}
+
+
+def test_rocm_torch_is_never_planned_onto_cpu_or_cuda() -> None:
+    recording = json.loads((RECORDINGS / "companions-pinned-elsewhere.json").read_text(encoding="utf-8"))
+    recording["torch_probe"].update(version="2.13.0+rocm7.2", cuda=None, hip="7.2.0")
+    for package in recording["packages"]:
+        if package["name"] == "torch":
+            package["version"] = "2.13.0+rocm7.2"
+    diagnosis = diagnose(probes.recorded_environment(recording))
+    assert diagnosis.plan is None
+    for finding in diagnosis.findings:
+        assert "download.pytorch.org/whl/c" not in finding.fix, finding
+
+
+REAL_RECORDINGS = [path for path in sorted(RECORDINGS.glob("real-*.json")) if expectation(path).get("fixes_checked")]
+
+
+@pytest.mark.parametrize("path", REAL_RECORDINGS, ids=[path.stem for path in REAL_RECORDINGS])
+def test_real_fix_resolved_its_finding(path: Path) -> None:
+    # bench/doctor_recordings.py ran these fixes in the real venv (download.pytorch.org swapped for the
+    # machine's local packages) and recorded the venv again.
+    expect = expectation(path)
+    for code, check in expect.get("fixes_checked", {}).items():
+        assert check["exit_status"] == 0, (code, check)
+        assert code not in check["codes_after"], (code, check)
+        offline = re.sub(r"--index-url \S+", OFFLINE_PACKAGES, expect["fix"][code])
+        assert check["command_run"] == offline
+
+
+OFFLINE_PACKAGES = (
+    "--index-url file:///opt/pypi/simple --extra-index-url file:///opt/pypi-more/simple"
+    " --find-links /opt/wheels --find-links /opt/pypi-more/files"
+)
