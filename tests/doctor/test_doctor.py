@@ -780,3 +780,46 @@ OFFLINE_PACKAGES = (
     "--index-url file:///opt/pypi/simple --extra-index-url file:///opt/pypi-more/simple"
     " --find-links /opt/wheels --find-links /opt/pypi-more/files"
 )
+
+
+@pytest.mark.parametrize("python", [None, (3, 10), (3, 15)], ids=["any-python", "py310", "py315"])
+def test_every_plan_names_a_build_that_exists_and_runs(python: tuple[int, int] | None) -> None:
+    # Planning sweep: whatever the machine, a plan's release ships a wheel for its Python, its build has
+    # kernels for every GPU, the driver branch drives every GPU, and the command names a real release/build.
+    import itertools
+
+    gpu_sets = [(), ((5, 0),), ((7, 0),), ((8, 6),), ((8, 9),), ((9, 0),), ((10, 0),), ((12, 0),), ((8, 0), (7, 0))]
+    drivers = [None, "470.82.01", "535.104.05", "550.54.15", "570.124.06", "580.95.05", "595.58.03"]
+    targets = [None, "2.5", "2.8", "2.11", "2.13", "2.15"]
+    planned = 0
+    for gpus, driver, target in itertools.product(gpu_sets, drivers, targets):
+        if driver and not gpus:
+            continue
+        env = probes.Environment(
+            python=python,
+            platform={"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"},
+            torch=None,
+            gpus=[probes.GPU(index, "planned GPU", cap, "--gpu") for index, cap in enumerate(gpus)],
+            driver=driver,
+            driver_source="--driver" if driver else "",
+            packages=[],
+            extensions=[],
+            planning=True,
+        )
+        diagnosis = diagnose(env, target)
+        plan = diagnosis.plan
+        if plan is None:
+            assert "DR060" in {finding.code for finding in diagnosis.findings}
+            continue
+        planned += 1
+        choice = plan.choice
+        assert python is None or choice.release.supports_python(python)
+        for cap in gpus:
+            assert choice.build.runs_on(cap), (gpus, driver, target, choice.label)
+            generation = facts.gpu_generation(cap)
+            assert driver is None or generation is None or generation.driven_by(facts.dotted(driver))
+        match = re.fullmatch(r"pip install torch==(\S+) --index-url https://download.pytorch.org/whl/(\w+)", diagnosis.plan_command)
+        assert match and facts.is_known_patch(match.group(1)) and choice.release.build(match.group(2)) is not None
+        if target and plan.requested_fits:
+            assert str(choice.release.version) == target
+    assert planned > 50
