@@ -61,17 +61,18 @@ def record(python: Path, path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def diagnose(recording: dict) -> dict:
+def diagnose(recording: dict, target: str | None = None) -> dict:
     sys.path.insert(0, str(REPO / "src"))
     from torchpatch.doctor.checks import diagnose as run_diagnose
     from torchpatch.doctor.probes import recorded_environment
 
-    diagnosis = run_diagnose(recorded_environment(recording))
+    diagnosis = run_diagnose(recorded_environment(recording), target)
     codes = sorted(finding.code for finding in diagnosis.findings)
     fixes: dict[str, str] = {}
     for finding in diagnosis.findings:
         fixes.setdefault(finding.code, finding.fix)
-    return {"codes": codes, "exit": 1 if diagnosis.has_problems else 0, "fix": {k: v for k, v in fixes.items() if v}}
+    expect = {"codes": codes, "exit": 1 if diagnosis.has_problems else 0, "fix": {k: v for k, v in fixes.items() if v}}
+    return {**expect, "target": target} if target else expect
 
 
 def offline(command: str) -> str:
@@ -93,10 +94,10 @@ def check_fix(python: Path, root: Path, code: str, fix: str, name: str) -> dict:
     }
 
 
-def save(name: str, description: str, recording: dict, checks: dict | None = None) -> None:
+def save(name: str, description: str, recording: dict, checks: dict | None = None, target: str | None = None) -> None:
     recording = dict(recording)
     recording["description"] = description + " (real venv, recorded by bench/doctor_recordings.py)"
-    expect = diagnose(recording)
+    expect = diagnose(recording, target)
     if checks:
         expect["fixes_checked"] = checks
     recording["expect"] = expect
@@ -135,14 +136,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=Path("/tmp/torchpatch-doctor-venvs"))
     parser.add_argument("--with-251", action="store_true", help="also torch 2.5.1 + torchao 0.18.0 (0.9 GB download)")
+    parser.add_argument(
+        "--groups", nargs="*", default=["no-torch", "cpu"], help="which venvs to build: no-torch, cpu (default: both)"
+    )
     args = parser.parse_args()
     root: Path = args.root
     root.mkdir(parents=True, exist_ok=True)
+    if "no-torch" in args.groups:
+        no_torch(root)
+    if "cpu" in args.groups:
+        cpu(root)
+    if args.with_251:
+        torch251(root)
 
+
+def no_torch(root: Path) -> None:
     # No torch at all: the plan is still filled.
     python = make_venv(root, "no-torch")
     save("real-no-torch", "a venv without torch", record(python, root / "no-torch.json"))
+    # The same with --target-torch 2.13, whose CPU wheel is on local disk: the fix runs offline.
+    recording = record(python, root / "no-torch.json")
+    fix = diagnose(recording, "2.13")["fix"]["DR003"]
+    checks = {"DR003": check_fix(python, root, "DR003", fix, "no-torch")}
+    save("real-no-torch-target-213", "a venv without torch, asked for --target-torch 2.13", recording, checks, "2.13")
 
+
+def cpu(root: Path) -> None:
     # torch 2.13.0+cpu alone (with numpy, as collect_env reports it).
     python = make_venv(root, "cpu")
     pip(python, "install", "-q", "torch==2.13.0", "numpy", "setuptools")
@@ -185,19 +204,19 @@ def main() -> None:
     checks = {"DR004": check_fix(python, root, "DR004", fix, "broken")}
     save("real-torch-so-deleted", "torch 2.13.0+cpu with torch/lib/libc10.so deleted", recording, checks)
 
-    if args.with_251:
-        python = make_venv(root, "torch251")
-        wheels = root / "wheels"
-        if not list(wheels.glob("torch-2.5.1-*.whl")):
-            pip(python, "download", "-q", "--no-deps", "--index-url", "https://pypi.org/simple", "torch==2.5.1", "-d", str(wheels))
-        pip(python, "install", "-q", "--no-deps", str(next(wheels.glob("torch-2.5.1-*.whl"))))
-        pip(python, "install", "-q", "--no-deps", "torchao==0.18.0", "numpy")
-        save(
-            "real-torch251-torchao018",
-            "torch 2.5.1 (cu124, PyPI, installed --no-deps so its NVIDIA libraries are missing) with torchao 0.18.0",
-            record(python, root / "torch251.json"),
-        )
 
+def torch251(root: Path) -> None:
+    python = make_venv(root, "torch251")
+    wheels = root / "wheels"
+    if not list(wheels.glob("torch-2.5.1-*.whl")):
+        pip(python, "download", "-q", "--no-deps", "--index-url", "https://pypi.org/simple", "torch==2.5.1", "-d", str(wheels))
+    pip(python, "install", "-q", "--no-deps", str(next(wheels.glob("torch-2.5.1-*.whl"))))
+    pip(python, "install", "-q", "--no-deps", "torchao==0.18.0", "numpy")
+    save(
+        "real-torch251-torchao018",
+        "torch 2.5.1 (cu124, PyPI, installed --no-deps so its NVIDIA libraries are missing) with torchao 0.18.0",
+        record(python, root / "torch251.json"),
+    )
 
 if __name__ == "__main__":
     main()

@@ -36,7 +36,8 @@ def expectation(path: Path) -> dict:
 @pytest.mark.parametrize("path", RECORDING_FILES, ids=[path.stem for path in RECORDING_FILES])
 def test_recorded_environment(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     expect = expectation(path)
-    code, out = run_doctor(["--environment", str(path), "--output-format", "json"], capsys)
+    target = ["--target-torch", expect["target"]] if "target" in expect else []
+    code, out = run_doctor(["--environment", str(path), "--output-format", "json", *target], capsys)
     report = json.loads(out)
     assert code == expect["exit"]
     assert sorted(finding["code"] for finding in report["findings"]) == sorted(expect["codes"])
@@ -823,3 +824,21 @@ def test_every_plan_names_a_build_that_exists_and_runs(python: tuple[int, int] |
         if target and plan.requested_fits:
             assert str(choice.release.version) == target
     assert planned > 50
+
+
+def test_dr010_dr021_and_dr040_share_the_plan() -> None:
+    # torch 2.5.1+cpu with torchvision 0.20.1+cpu on an RTX 4090 (driver 570.133.07): the CPU build (DR021),
+    # the advisories (DR010) and nothing else pick the same torch release and build.
+    recording = json.loads((RECORDINGS / "cpu-build-with-rtx4090.json").read_text(encoding="utf-8"))
+    recording["torch_probe"].update(version="2.5.1+cpu", cxx11_abi=False)
+    recording["packages"] = [
+        {"name": "torch", "version": "2.5.1+cpu", "requires": []},
+        {"name": "torchvision", "version": "0.20.1+cpu", "requires": ["torch==2.5.1"]},
+    ]
+    diagnosis = diagnose(probes.recorded_environment(recording))
+    codes = {finding.code for finding in diagnosis.findings}
+    assert {"DR010", "DR021"} <= codes
+    # 2.15 has only CUDA 13 builds (driver >= 580): 2.14.1 cu126 is the newest that fits.
+    plan = "pip install torch==2.14.1 torchvision==0.29.* --index-url https://download.pytorch.org/whl/cu126"
+    assert diagnosis.plan_command == plan
+    assert {finding.fix for finding in diagnosis.findings if finding.code in ("DR010", "DR021")} == {plan}

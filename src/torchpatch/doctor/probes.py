@@ -694,7 +694,9 @@ def _nvcc_version() -> str:
         return ""
     done = _run(["nvcc", "--version"], 10)
     lines = (done.stdout if done is not None else "").strip().splitlines()
-    return lines[-1].strip() if lines else ""
+    # "Cuda compilation tools, release 13.0, V13.0.88"
+    release = [line.strip() for line in lines if "release" in line]
+    return release[0] if release else (lines[-1].strip() if lines else "")
 
 
 def _cpu_model() -> str:
