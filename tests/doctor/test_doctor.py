@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,8 @@ def expectation(path: Path) -> dict:
 @pytest.mark.parametrize("path", RECORDING_FILES, ids=[path.stem for path in RECORDING_FILES])
 def test_recorded_environment(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     expect = expectation(path)
-    code, out = run_doctor(["--environment", str(path), "--output-format", "json"], capsys)
+    target = ["--target-torch", expect["target"]] if "target" in expect else []
+    code, out = run_doctor(["--environment", str(path), "--output-format", "json", *target], capsys)
     report = json.loads(out)
     assert code == expect["exit"]
     assert sorted(finding["code"] for finding in report["findings"]) == sorted(expect["codes"])
@@ -736,3 +738,107 @@ def test_stale_extension_found_through_the_import_system(tmp_path: Path, monkeyp
     monkeypatch.syspath_prepend(str(tree))
     files = probes._extension_files(metadata.PathDistribution(info))
     assert [path.name for path in files] == ["_C.cpython-311-x86_64-linux-gnu.so"]
+
+
+def test_a_hanging_companion_keeps_torchs_facts(tmp_path: Path) -> None:
+    python = tmp_path / "python"
+    line = probes.PROBE_MARKER + json.dumps({"importable": True, "version": "2.13.0+cpu"})
+    python.write_text(f"#!/bin/sh\necho '{line}'\nsleep 300\n", encoding="utf-8")
+    python.chmod(0o755)
+    probe, error = probes.probe_torch_subprocess(str(python), companions=["torchvision"], timeout=1)
+    assert error == "" and probe is not None and probe["version"] == "2.13.0+cpu"
+    assert probe["companion_imports"] == {"torchvision": "importing it took longer than 1 s"}
+
+
+def test_rocm_torch_is_never_planned_onto_cpu_or_cuda() -> None:
+    recording = json.loads((RECORDINGS / "companions-pinned-elsewhere.json").read_text(encoding="utf-8"))
+    recording["torch_probe"].update(version="2.13.0+rocm7.2", cuda=None, hip="7.2.0")
+    for package in recording["packages"]:
+        if package["name"] == "torch":
+            package["version"] = "2.13.0+rocm7.2"
+    diagnosis = diagnose(probes.recorded_environment(recording))
+    assert diagnosis.plan is None
+    for finding in diagnosis.findings:
+        assert "download.pytorch.org/whl/c" not in finding.fix, finding
+
+
+REAL_RECORDINGS = [path for path in sorted(RECORDINGS.glob("real-*.json")) if expectation(path).get("fixes_checked")]
+
+
+@pytest.mark.parametrize("path", REAL_RECORDINGS, ids=[path.stem for path in REAL_RECORDINGS])
+def test_real_fix_resolved_its_finding(path: Path) -> None:
+    # bench/doctor_recordings.py ran these fixes in the real venv (download.pytorch.org swapped for the
+    # machine's local packages) and recorded the venv again.
+    expect = expectation(path)
+    for code, check in expect.get("fixes_checked", {}).items():
+        assert check["exit_status"] == 0, (code, check)
+        assert code not in check["codes_after"], (code, check)
+        offline = re.sub(r"--index-url \S+", OFFLINE_PACKAGES, expect["fix"][code])
+        assert check["command_run"] == offline
+
+
+OFFLINE_PACKAGES = (
+    "--index-url file:///opt/pypi/simple --extra-index-url file:///opt/pypi-more/simple"
+    " --find-links /opt/wheels --find-links /opt/pypi-more/files"
+)
+
+
+@pytest.mark.parametrize("python", [None, (3, 10), (3, 15)], ids=["any-python", "py310", "py315"])
+def test_every_plan_names_a_build_that_exists_and_runs(python: tuple[int, int] | None) -> None:
+    # Planning sweep: whatever the machine, a plan's release ships a wheel for its Python, its build has
+    # kernels for every GPU, the driver branch drives every GPU, and the command names a real release/build.
+    import itertools
+
+    gpu_sets = [(), ((5, 0),), ((7, 0),), ((8, 6),), ((8, 9),), ((9, 0),), ((10, 0),), ((12, 0),), ((8, 0), (7, 0))]
+    drivers = [None, "470.82.01", "535.104.05", "550.54.15", "570.124.06", "580.95.05", "595.58.03"]
+    targets = [None, "2.5", "2.8", "2.11", "2.13", "2.15"]
+    planned = 0
+    for gpus, driver, target in itertools.product(gpu_sets, drivers, targets):
+        if driver and not gpus:
+            continue
+        env = probes.Environment(
+            python=python,
+            platform={"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"},
+            torch=None,
+            gpus=[probes.GPU(index, "planned GPU", cap, "--gpu") for index, cap in enumerate(gpus)],
+            driver=driver,
+            driver_source="--driver" if driver else "",
+            packages=[],
+            extensions=[],
+            planning=True,
+        )
+        diagnosis = diagnose(env, target)
+        plan = diagnosis.plan
+        if plan is None:
+            assert "DR060" in {finding.code for finding in diagnosis.findings}
+            continue
+        planned += 1
+        choice = plan.choice
+        assert python is None or choice.release.supports_python(python)
+        for cap in gpus:
+            assert choice.build.runs_on(cap), (gpus, driver, target, choice.label)
+            generation = facts.gpu_generation(cap)
+            assert driver is None or generation is None or generation.driven_by(facts.dotted(driver))
+        match = re.fullmatch(r"pip install torch==(\S+) --index-url https://download.pytorch.org/whl/(\w+)", diagnosis.plan_command)
+        assert match and facts.is_known_patch(match.group(1)) and choice.release.build(match.group(2)) is not None
+        if target and plan.requested_fits:
+            assert str(choice.release.version) == target
+    assert planned > 50
+
+
+def test_dr010_dr021_and_dr040_share_the_plan() -> None:
+    # torch 2.5.1+cpu with torchvision 0.20.1+cpu on an RTX 4090 (driver 570.133.07): the CPU build (DR021),
+    # the advisories (DR010) and nothing else pick the same torch release and build.
+    recording = json.loads((RECORDINGS / "cpu-build-with-rtx4090.json").read_text(encoding="utf-8"))
+    recording["torch_probe"].update(version="2.5.1+cpu", cxx11_abi=False)
+    recording["packages"] = [
+        {"name": "torch", "version": "2.5.1+cpu", "requires": []},
+        {"name": "torchvision", "version": "0.20.1+cpu", "requires": ["torch==2.5.1"]},
+    ]
+    diagnosis = diagnose(probes.recorded_environment(recording))
+    codes = {finding.code for finding in diagnosis.findings}
+    assert {"DR010", "DR021"} <= codes
+    # 2.15 has only CUDA 13 builds (driver >= 580): 2.14.1 cu126 is the newest that fits.
+    plan = "pip install torch==2.14.1 torchvision==0.29.* --index-url https://download.pytorch.org/whl/cu126"
+    assert diagnosis.plan_command == plan
+    assert {finding.fix for finding in diagnosis.findings if finding.code in ("DR010", "DR021")} == {plan}

@@ -109,6 +109,9 @@ class Context:
         return command, list(self.plan.notes)
 
     def no_plan_note(self) -> str:
+        torch = self.env.torch
+        if torch is not None and torch.build not in ("cpu", "cuda"):
+            return f"torchpatch's facts cover the CPU and CUDA wheels; the installed {torch.build} build is kept"
         undriven = undriven_gpus(self.machine)
         if undriven:
             return "; ".join(undriven) + ": upgrade the NVIDIA driver first"
@@ -791,14 +794,18 @@ def diagnose(env: Environment, target: str | None = None) -> Diagnosis:
         for package in env.packages
         if canonicalize_name(package.name) in PLANNED_COMPANIONS
     }
-    ctx.plan, ctx.plan_reasons = make_plan(
-        ctx.machine,
-        torch.public_version if torch is not None else None,
-        installed_tag,
-        planned,
-        target=target_release,
-        target_patch=target_patch,
-    )
+    if torch is not None and torch.build not in ("cpu", "cuda"):
+        # The facts cover PyPI's CPU and CUDA wheels: a ROCm or XPU install is kept, never "fixed" to CUDA/CPU.
+        ctx.plan, ctx.plan_reasons = None, []
+    else:
+        ctx.plan, ctx.plan_reasons = make_plan(
+            ctx.machine,
+            torch.public_version if torch is not None else None,
+            installed_tag,
+            planned,
+            target=target_release,
+            target_patch=target_patch,
+        )
     findings: list[Finding] = []
     for check in CHECKS:
         findings.extend(check(ctx))

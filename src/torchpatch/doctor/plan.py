@@ -47,26 +47,9 @@ class Choice:
     driver_mode: str
     notes: tuple[str, ...] = field(default=())
 
-    def command(self, companions: Sequence[str] = (), replace_same_version: bool = False) -> str:
-        """The exact pip command; ``replace_same_version`` uninstalls first because pip keeps an installed
-        2.13.0+cpu when asked for torch==2.13.0 from another index."""
-        parts = [f"torch=={self.version}"]
-        for name in companions:
-            pin = companion_pin(self.release, name)
-            if pin:
-                parts.append(pin)
-        install = f"pip install {' '.join(parts)} --index-url {self.build.index_url}"
-        return f"pip uninstall -y torch && {install}" if replace_same_version else install
-
     @property
     def label(self) -> str:
         return f"torch {self.version} ({self.build.tag})"
-
-
-def companion_pin(release: Release, name: str) -> str:
-    """``torchvision==0.26.*`` for torch 2.11; empty when no companion release exists for it."""
-    minor = {"torchvision": release.torchvision, "torchaudio": release.torchaudio}.get(name, "")
-    return f"{name}=={minor}.*" if minor else ""
 
 
 def _driver_mode(build: Build, driver: tuple[int, ...] | None) -> tuple[str | None, str]:

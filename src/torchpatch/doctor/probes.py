@@ -73,15 +73,18 @@ try:
     caught.extend(at_init)
 except BaseException as error:
     result["cuda_error"] = "%s: %s" % (type(error).__name__, error)
+result["warnings"] = sorted({str(item.message).strip() for item in caught if issubclass(item.category, UserWarning)})
+print(marker + json.dumps(result), flush=True)
+# Companions after torch's own line, one line each: a companion that hangs leaves torch's facts intact.
 for name in sys.argv[2:]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             __import__(name)
-    except BaseException as error:
-        result["companion_imports"][name] = "%s: %s" % (type(error).__name__, error)
-result["warnings"] = sorted({str(item.message).strip() for item in caught if issubclass(item.category, UserWarning)})
-print(marker + json.dumps(result))
+        error = None
+    except BaseException as exc:
+        error = "%s: %s" % (type(exc).__name__, exc)
+    print(marker + "companion " + json.dumps([name, error]), flush=True)
 """
 
 
@@ -411,27 +414,49 @@ def probe_torch_subprocess(
         )
     except OSError as error:
         return None, f"could not start {python}: {error}"
+    timed_out = False
     try:
         stdout, stderr = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill_group(child)
-        return None, f"importing torch took longer than {timeout:g} s (the probe and its children were killed)"
-    _kill_group(child)  # anything the import left running in the background
+        timed_out = True
+        stdout, stderr = _kill_group(child)
+    else:
+        _kill_group(child)  # anything the import left running in the background
+    probe: dict[str, Any] | None = None
+    imported: set[str] = set()
     for line in stdout.splitlines():
-        if line.startswith(PROBE_MARKER):
-            return json.loads(line[len(PROBE_MARKER) :]), ""
+        if not line.startswith(PROBE_MARKER):
+            continue
+        payload = line[len(PROBE_MARKER) :]
+        if payload.startswith("companion "):
+            name, error = json.loads(payload[len("companion ") :])
+            imported.add(name)
+            if probe is not None and error:
+                probe.setdefault("companion_imports", {})[name] = error
+        else:
+            probe = json.loads(payload)
+    if probe is not None:
+        if timed_out:
+            for name in companions:
+                if name not in imported:
+                    probe.setdefault("companion_imports", {})[name] = f"importing it took longer than {timeout:g} s"
+        return probe, ""
+    if timed_out:
+        return None, f"importing torch took longer than {timeout:g} s (the probe and its children were killed)"
     return None, f"the torch probe crashed: {crash_text(child.returncode, stderr)}"
 
 
-def _kill_group(child: subprocess.Popen[str]) -> None:
+def _kill_group(child: subprocess.Popen[str]) -> tuple[str, str]:
+    """Kill the probe's whole process group; what it wrote so far."""
     try:
         os.killpg(child.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError, OSError):
         pass
     try:
-        child.communicate(timeout=5)
+        stdout, stderr = child.communicate(timeout=5)
     except (subprocess.TimeoutExpired, ValueError, OSError):
-        pass
+        return "", ""
+    return stdout or "", stderr or ""
 
 
 def install_of(dist: metadata.Distribution) -> dict[str, str]:
@@ -617,7 +642,9 @@ def live_recording(scan_compiled: bool = True) -> dict[str, Any]:
             "platform_machine": platform.machine(),
             "glibc": platform.libc_ver()[1] if platform.libc_ver()[0] == "glibc" else "",
         },
-        "packages": [{"name": p.name, "version": p.version, "requires": list(p.requires)} for p in packages],
+        "packages": [
+            {"name": p.name, "version": p.version, "requires": list(p.requires), "install": p.install} for p in packages
+        ],
     }
     try:
         torch_dist = metadata.distribution("torch")
@@ -667,7 +694,9 @@ def _nvcc_version() -> str:
         return ""
     done = _run(["nvcc", "--version"], 10)
     lines = (done.stdout if done is not None else "").strip().splitlines()
-    return lines[-1].strip() if lines else ""
+    # "Cuda compilation tools, release 13.0, V13.0.88"
+    release = [line.strip() for line in lines if "release" in line]
+    return release[0] if release else (lines[-1].strip() if lines else "")
 
 
 def _cpu_model() -> str:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from packaging.utils import canonicalize_name
+
 from torchpatch import platform_facts as facts
 from torchpatch.doctor.checks import Diagnosis, _release_of
-from torchpatch.doctor.probes import Environment
+from torchpatch.doctor.probes import COMPANIONS, Environment, Package, mentions_torch
 from torchpatch.platform_facts import capability_text
 
 
@@ -122,6 +124,18 @@ def _torch_line(env: Environment) -> str:
     return line
 
 
+def _worth_listing(package: Package) -> bool:
+    """What collect_env lists: torch, its companions and dependents, the NVIDIA libraries, triton, numpy
+    (the rest of torch's requirements stay in the JSON, where the pip-check findings use them)."""
+    key = canonicalize_name(package.name)
+    return (
+        key in ("torch", "numpy")
+        or key in COMPANIONS
+        or key.startswith(("nvidia-", "cuda-"))
+        or mentions_torch(package.requires)
+    )
+
+
 _SYSTEM_LABELS = (
     ("os", "OS"),
     ("kernel", "Kernel"),
@@ -174,8 +188,9 @@ def render_full(env: Environment, diagnosis: Diagnosis) -> str:
         else ("not given" if env.planning else "no NVIDIA driver found")
     )
     lines.append(f"{'Driver':10}{driver}")
-    if env.packages:
-        listed = ", ".join(f"{package.name} {package.version}" for package in env.packages)
+    shown = [package for package in env.packages if _worth_listing(package)]
+    if shown:
+        listed = ", ".join(f"{package.name} {package.version}" for package in shown)
         lines.append(f"{'Packages':10}{listed}")
     if env.extensions:
         lines.append(f"{'Compiled':10}{len(env.extensions)} extension module(s) importing torch symbols")
@@ -186,7 +201,10 @@ def render_full(env: Environment, diagnosis: Diagnosis) -> str:
     shown = plan is not None and (env.planning or diagnosis.plan_command or plan.requested)
     if plan is not None and shown:
         lines.append("")
-        lines.append(f"Install   {plan.choice.label}, CUDA driver: {plan.choice.driver_mode}")
+        if plan.torch_changes or env.planning:
+            lines.append(f"Install   {plan.choice.label}, CUDA driver: {plan.choice.driver_mode}")
+        else:
+            lines.append(f"Plan      keep the installed {plan.choice.label}")
         lines.append(f"  {diagnosis.plan_command or 'already installed'}")
         for note in plan.notes:
             lines.append(f"  note: {note}")
