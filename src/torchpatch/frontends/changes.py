@@ -76,17 +76,16 @@ class ProjectReport:
 def check_project(paths: list[Path], start: Version, target: Version, min_torch: Version,
                   area: str | None = None) -> ProjectReport:
     """Run the checker over the paths for ``target`` and sort its findings by the change they report."""
-    from torchpatch.engine.discover import DEFAULT_EXCLUDE, discover
+    from torchpatch.engine.discover import discover
     from torchpatch.engine.linter import check_file, fix_allowed
-    from torchpatch.frontends.check import build_settings
+    from torchpatch.frontends.check import file_filter, make_resolver
 
     options = argparse.Namespace(paths=paths, isolated=False, config=None, select=None, extend_select=[], ignore=[],
                                  target_torch=str(target), min_torch=str(min_torch))
-    settings = build_settings(options)
-    exclude = [*(settings.exclude if settings.exclude is not None else DEFAULT_EXCLUDE), *settings.extend_exclude]
-    report = ProjectReport(paths=[str(path) for path in paths], min_torch=settings.min_torch)
-    for path in discover(paths, exclude, settings.project_root):
-        result = check_file(path, settings)
+    resolver = make_resolver(options)
+    report = ProjectReport(paths=[str(path) for path in paths], min_torch=resolver.for_file(paths[0]).min_torch)
+    for path in discover(paths, lambda folder: file_filter(resolver.for_folder(folder))):
+        result = check_file(path, resolver.for_file(path))
         report.files_checked += 1
         shown = _display(path)
         if result.error is not None:
