@@ -71,26 +71,29 @@ def hook_repository(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def pre_commit_home(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("pre-commit-home")  # the hook's environment is built once for this module
+def try_repo_run(hook_repository, tmp_path_factory) -> tuple[Path, dict[str, str], int, list[str], str]:
+    """`pre-commit try-repo` with both hooks, once (each try-repo builds the hooks' environment anew, ~20 s).
 
-
-@pytest.fixture
-def project(tmp_path) -> Path:
-    """The example project plus a notebook, staged in a git repository."""
-    project = tmp_path / "legacy-project"
+    The project: the example project, a notebook, and an excluded folder with findings, staged in git.
+    """
+    project = tmp_path_factory.mktemp("project") / "legacy-project"
     shutil.copytree(EXAMPLE, project)
     (project / "notebook.ipynb").write_text(json.dumps(NOTEBOOK, indent=1) + "\n")
+    (project / "vendored").mkdir()
+    (project / "vendored" / "old.py").write_text("import torch\nscaler = torch.cuda.amp.GradScaler()\n")
+    (project / "torchpatch.toml").write_text('extend-exclude = ["vendored"]\n')
     git("init", "-q", cwd=project)
     git("add", "-A", cwd=project)
-    return project
-
-
-def try_repo(hook: str, project: Path, repository: Path, home: Path) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"}
+    expected = expected_findings(project)
+    before = (project / "legacy" / "train.py").read_text()
+    environment = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path_factory.mktemp("pre-commit-home")),
+                   "PRE_COMMIT_COLOR": "never"}
     environment.pop("VIRTUAL_ENV", None)
-    return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(repository), hook, "--all-files",
-                           "--verbose"], cwd=project, capture_output=True, text=True, env=environment, timeout=600)
+    process = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(hook_repository), "--all-files",
+                              "--verbose"], cwd=project, capture_output=True, text=True, env=environment, timeout=600)
+    output = process.stdout + process.stderr
+    report, _, fix = output.partition("- hook id: torchpatch-fix")
+    return project, {"report": report, "fix": fix, "all": output}, process.returncode, expected, before
 
 
 def expected_findings(project: Path) -> list[str]:
@@ -103,37 +106,29 @@ def expected_findings(project: Path) -> list[str]:
             for f in found]
 
 
-def test_try_repo_finds_the_example_projects_findings(project, hook_repository, pre_commit_home):
-    expected = expected_findings(project)
-    process = try_repo("torchpatch", project, hook_repository, pre_commit_home)
-    output = process.stdout + process.stderr
-    assert process.returncode == 1, output
-    assert "torchpatch" in output and "Failed" in output
-    missing = [where for where in expected if where not in output]
-    assert not missing, output
+def test_try_repo_finds_the_example_projects_findings(try_repo_run):
+    _, output, returncode, expected, _ = try_repo_run
+    assert returncode == 1, output["all"]
+    assert "- hook id: torchpatch\n" in output["report"], output["all"]
+    missing = [where for where in expected if where not in output["report"]]
+    assert not missing, output["all"]
     assert any(where.startswith("notebook.ipynb:cell 1:2:") for where in expected)  # the jupyter type is passed
-    assert "files were modified" not in output
+    assert "files were modified" not in output["report"]
 
 
-def test_try_repo_fix_hook_fixes_and_reports_the_rest(project, hook_repository, pre_commit_home):
-    before = (project / "legacy" / "train.py").read_text()
-    process = try_repo("torchpatch-fix", project, hook_repository, pre_commit_home)
-    output = process.stdout + process.stderr
-    assert process.returncode == 1, output
-    assert "files were modified by this hook" in output
+def test_try_repo_fix_hook_fixes_and_reports_the_rest(try_repo_run):
+    project, output, _, _, before = try_repo_run
+    assert "files were modified by this hook" in output["fix"], output["all"]
     after = (project / "legacy" / "train.py").read_text()
     assert "from torch.cuda import amp" in before and "from torch.cuda import amp" not in after
     assert 'torch.amp.GradScaler("cuda", init_scale=2.0 ** 14)' in after
-    assert "TP301" in output  # no safe fix (it changes what loads): still reported
+    assert "TP301" in output["fix"]  # no safe fix (it changes what loads): still reported
 
 
 @pytest.mark.skipif(not HAS_FORCE_EXCLUDE, reason="`torchpatch check --force-exclude` is not on this branch yet "
                     "(issue 12 §1 adds it); the hooks pass it so that pre-commit's file list honours `exclude`")
-def test_try_repo_honours_the_configurations_exclude(project, hook_repository, pre_commit_home):
-    (project / "torchpatch.toml").write_text('extend-exclude = ["legacy/export.py"]\n')
-    git("add", "-A", cwd=project)
-    process = try_repo("torchpatch", project, hook_repository, pre_commit_home)
-    output = process.stdout + process.stderr
-    assert process.returncode == 1, output
-    assert "legacy/train.py:" in output
-    assert "legacy/export.py" not in output
+def test_try_repo_honours_the_configurations_exclude(try_repo_run):
+    project, output, _, _, _ = try_repo_run
+    assert "legacy/train.py:" in output["report"]
+    assert "vendored/old.py" not in output["all"]
+    assert "torch.cuda.amp.GradScaler" in (project / "vendored" / "old.py").read_text()  # not fixed either
