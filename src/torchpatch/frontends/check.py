@@ -128,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
     reading_stdin = [str(p) for p in args.paths] == ["-"] or (args.stdin_filename is not None and not args.paths)
     if "-" in [str(p) for p in args.paths] and not reading_stdin:
         raise _usage_error("`-` (stdin) cannot be combined with other paths")
+    if reading_stdin and args.add_noqa:
+        raise _usage_error("--add-noqa edits files: it cannot read stdin")
     resolver = make_resolver(args)
     report = _Report(args)
     try:
