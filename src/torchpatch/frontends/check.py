@@ -246,6 +246,7 @@ class _Report:
                     except OSError as error:
                         write_failed = True
                         unwritten += result.fixed_count
+                        result.fixed_codes = {}  # nothing was fixed in this file: --show-fixes must not say so
                         print(f"torchpatch: {result.path}: not written: {error}", file=sys.stderr)
         elif args.fix:
             fixed_total = sum(r.fixed_count for r in results)
