@@ -218,3 +218,20 @@ def test_summary_line_counts_severities(project, capsys):
     assert main(["check", "--isolated", "a.py"]) == 1
     out = capsys.readouterr().out
     assert "Found 3 findings (2 errors, 1 warning)." in out
+
+
+def test_a_failed_write_is_never_reported_as_clean(project, capsys, monkeypatch):
+    from torchpatch.frontends import check
+
+    write(project / "a.py", EXPORT)
+
+    def refuse(result):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(check, "write_fixed", refuse)
+    assert main(["check", "--isolated", "--fix", "--show-fixes", "--exit-zero", "a.py"]) == 1
+    captured = capsys.readouterr()
+    assert "Fixed" not in captured.out + captured.err
+    assert "All checks passed!" not in captured.out + captured.err
+    assert "a.py: not written: [Errno 13] Permission denied" in captured.err
+    assert "Found 1 finding." in captured.out  # the fix that was not written still stands

@@ -76,3 +76,9 @@ def test_unused_noqa_fix(project, capsys):
     assert main(["check", "--isolated", "--extend-select", "TP100", "--fix", "a.py"]) == 0
     assert path.read_text() == ('import torch\nb = torch.zeros(1)\nc = torch.zeros(1)  # noqa: E501\n'
                                 'd = torch.load("m.pt")  # noqa: TP301\n')
+
+
+def test_add_noqa_refuses_stdin(project, capsys):
+    assert main(["check", "--isolated", "--add-noqa", "-"]) == 2
+    assert "--add-noqa edits files" in capsys.readouterr().err
+    assert not (project / "-").exists()

@@ -53,6 +53,12 @@ def expand_selector(selector: str, rules: tuple[type[Rule], ...]) -> set[str]:
     return matched
 
 
+#: Settings fields that cannot change a file's findings beyond what ``codes_for`` already says (selection),
+#: or that only decide which files are checked or where a value came from.
+_NOT_IN_RESULT_KEY = frozenset({"target", "min_torch", "select", "extend_select", "ignore", "per_file_ignores",
+                                "exclude", "extend_exclude", "project_root", "min_torch_source"})
+
+
 @dataclass
 class Settings:
     target: Version = NEWEST_KNOWN
@@ -103,8 +109,11 @@ class Settings:
         return frozenset(codes)
 
     def result_key(self, path: Path) -> str:
-        """Everything in these settings that can change one file's findings, as text (for the cache)."""
-        return f"{self.target}|{self.min_torch}|{','.join(sorted(self.codes_for(path)))}"
+        """Everything in these settings that can change one file's findings, as text (for the cache): the
+        file's enabled codes stand for the selection fields, and any field added later is included as is."""
+        others = [f"{name}={getattr(self, name)!r}" for name in sorted(self.__dataclass_fields__)
+                  if name not in _NOT_IN_RESULT_KEY]
+        return "|".join([str(self.target), str(self.min_torch), ",".join(sorted(self.codes_for(path))), *others])
 
     def __getstate__(self) -> dict:
         # Worker processes rebuild the rule indexes; only the plain fields travel.

@@ -128,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
     reading_stdin = [str(p) for p in args.paths] == ["-"] or (args.stdin_filename is not None and not args.paths)
     if "-" in [str(p) for p in args.paths] and not reading_stdin:
         raise _usage_error("`-` (stdin) cannot be combined with other paths")
+    if reading_stdin and args.add_noqa:
+        raise _usage_error("--add-noqa edits files: it cannot read stdin")
     resolver = make_resolver(args)
     report = _Report(args)
     try:
@@ -233,6 +235,7 @@ class _Report:
                 print(f"torchpatch: {formats.display_path(result.path)}: {result.error}", file=sys.stderr)
         fixed_total = changed_files = 0
         write_failed = False
+        unwritten = 0  # fixes computed for files that could not be written: they still stand
         if args.fix and self.stdin_data is None:
             for result in results:
                 if (result.fixed_count or result.todo_count) and result.error is None:
@@ -242,6 +245,8 @@ class _Report:
                             changed_files += 1
                     except OSError as error:
                         write_failed = True
+                        unwritten += result.fixed_count
+                        result.fixed_codes = {}  # nothing was fixed in this file: --show-fixes must not say so
                         print(f"torchpatch: {result.path}: not written: {error}", file=sys.stderr)
         elif args.fix:
             fixed_total = sum(r.fixed_count for r in results)
@@ -269,7 +274,7 @@ class _Report:
                 todos = sum(r.todo_count for r in results)
                 if todos and not args.quiet:
                     print(f"Added {todos} TODO(torchpatch) comment{'s' * (todos != 1)}.", file=sys.stderr)
-                remaining = sum(len(r.findings) for r in results) + sum(1 for r in results if r.error is not None)
+                remaining = unwritten + sum(len(r.findings) for r in results) + sum(1 for r in results if r.error is not None)
                 if not args.quiet and not self.machine:
                     _print_summary(results, remaining, fixed_total, args, target, style)
                 if args.output_format == "github" and formats.github_step_summary_path():
@@ -357,10 +362,11 @@ def _print_summary(results: list[FileResult], remaining: int, fixed: int, args: 
     lines = []
     if fixed:
         total = remaining + fixed
-        tail = f": {levels}" if remaining else ""
+        tail = f": {levels}" if remaining and levels else ""
         lines.append(f"Found {total} finding{'s' * (total != 1)} ({fixed} fixed, {remaining} remaining{tail}).")
     elif remaining:
-        lines.append(f"Found {remaining} finding{'s' * (remaining != 1)} ({levels}).")
+        detail = f" ({levels})" if levels else ""
+        lines.append(f"Found {remaining} finding{'s' * (remaining != 1)}{detail}.")
     else:
         lines.append("All checks passed!")
     if fixable and not args.fix:
