@@ -735,9 +735,20 @@ def test_stale_extension_found_through_the_import_system(tmp_path: Path, monkeyp
     (info / "METADATA").write_text("Name: ops\nVersion: 1.0\nRequires-Dist: torch\n", encoding="utf-8")
     (info / "RECORD").write_text("__editable__.ops-1.0.pth,,\n", encoding="utf-8")
     (info / "top_level.txt").write_text("ops\n", encoding="utf-8")
+    (info / "direct_url.json").write_text(
+        json.dumps({"url": tree.as_uri(), "dir_info": {"editable": True}}), encoding="utf-8"
+    )
     monkeypatch.syspath_prepend(str(tree))
     files = probes._extension_files(metadata.PathDistribution(info))
     assert [path.name for path in files] == ["_C.cpython-311-x86_64-linux-gnu.so"]
+    # No RECORD at all (a `setup.py develop` or hand-copied install): found the same way.
+    (info / "RECORD").unlink()
+    (info / "direct_url.json").unlink()
+    files = probes._extension_files(metadata.PathDistribution(info))
+    assert [path.name for path in files] == ["_C.cpython-311-x86_64-linux-gnu.so"]
+    # A regular install whose RECORD lists no compiled module has none: its tree is not walked.
+    (info / "RECORD").write_text("ops/__init__.py,,\n", encoding="utf-8")
+    assert probes._extension_files(metadata.PathDistribution(info)) == []
 
 
 def test_a_hanging_companion_keeps_torchs_facts(tmp_path: Path) -> None:

@@ -546,8 +546,8 @@ def _extension_files(dist: metadata.Distribution) -> list[Path]:
     """The compiled modules of a distribution: those RECORD lists, else those the import system finds in
     its top-level packages (an editable install or one without RECORD keeps them in the source tree)."""
     files = [Path(str(file.locate())) for file in dist.files or [] if file.name.endswith(".so") or ".so." in file.name]
-    if files:
-        return files
+    if files or (dist.files is not None and install_of(dist).get("kind") != "editable"):
+        return files  # RECORD lists every file of a regular install
     tops = (dist.read_text("top_level.txt") or "").split()
     if not tops:
         name = dist.metadata.get("Name") or ""
