@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion
 
 from torchpatch import platform_facts as facts
-from torchpatch.doctor.plan import PLANNED_COMPANIONS, MINOR_COMPAT, Machine, Plan, make_plan, undriven_gpus
-from torchpatch.doctor.probes import GPU, Environment, Package, TorchInstall
+from torchpatch.doctor.plan import (
+    MINOR_COMPAT,
+    PLANNED_COMPANIONS,
+    Machine,
+    Plan,
+    make_plan,
+    undriven_gpus,
+)
+from torchpatch.doctor.probes import GPU, Environment, Extension, Package, TorchInstall
 from torchpatch.platform_facts import Release, capability, capability_text
 
 SEVERITIES = ("error", "warning", "info")
@@ -256,9 +264,7 @@ def check_advisories(ctx: Context) -> list[Finding]:
             fix, notes = ctx.plan_fix()
         else:
             fix, notes = "", []
-            message += (
-                f"; no torch >= {advisory.fixed} has a wheel for this machine, so only avoid loading untrusted checkpoints"
-            )
+            message += f"; no torch >= {advisory.fixed} has a wheel for this machine, so only avoid loading untrusted checkpoints"
         findings.append(Finding("DR010", advisory.severity, message, fix, [*notes, f"source: {advisory.source}"]))
     return findings
 
@@ -394,7 +400,7 @@ def check_driver(ctx: Context) -> list[Finding]:
             )
         ]
     if driver < toolkit_driver:
-        cubins, ptx, _ = installed_arches(ctx)
+        cubins, _, _ = installed_arches(ctx)
         ptx_only = [
             gpu
             for gpu in env.gpus
@@ -516,7 +522,9 @@ def _companion_imports(ctx: Context) -> list[Finding]:
             if not made_for or installed in made_for:
                 continue
             span = (
-                f"torch {made_for[0].version}" if len(made_for) == 1 else f"torch {made_for[0].version}–{made_for[-1].version}"
+                f"torch {made_for[0].version}"
+                if len(made_for) == 1
+                else f"torch {made_for[0].version}–{made_for[-1].version}"
             )
             message = (
                 f"{package.name} {package.version} declares no torch range, and platform.toml's matrix pairs it with "
@@ -621,7 +629,9 @@ def rebuild_command(package: Package | None, name: str, version: str) -> tuple[s
             [f"{name} is an editable install of {where}: this rebuilds its extensions in place"],
         )
     if kind == "local" and where:
-        return f"pip install --force-reinstall --no-build-isolation --no-deps {quoted}", [f"rebuilds {name} from {where}"]
+        return f"pip install --force-reinstall --no-build-isolation --no-deps {quoted}", [
+            f"rebuilds {name} from {where}"
+        ]
     if kind == "vcs" and where:
         commit = install.get("commit", "")
         target = f"{install.get('vcs', 'git')}+{where}" + (f"@{commit}" if commit else "")
@@ -630,19 +640,37 @@ def rebuild_command(package: Package | None, name: str, version: str) -> tuple[s
             [f"rebuilds {name} from the same commit"],
         )
     if kind == "archive" and where and not where.endswith(".whl"):
-        return f"pip install --force-reinstall --no-build-isolation --no-deps {quoted}", [f"rebuilds {name} from {where}"]
+        return f"pip install --force-reinstall --no-build-isolation --no-deps {quoted}", [
+            f"rebuilds {name} from {where}"
+        ]
     if kind == "index":
         return (
             f"pip install --force-reinstall --no-deps --no-build-isolation --no-binary {name} {name}=={version}",
             [
-                f"builds {name} {version} from its sdist on your index against the installed torch; a prebuilt wheel "
-                "must match torch's version, CUDA and C++ ABI (flash-attn names it cxx11abiTRUE/FALSE)"
+                (
+                    f"builds {name} {version} from its sdist on your index against the installed torch; a prebuilt "
+                    "wheel must match torch's version, CUDA and C++ ABI (flash-attn names it cxx11abiTRUE/FALSE)"
+                )
             ],
         )
     how = {"archive": f"from the wheel {where}", "unknown": "without pip's records (no RECORD or direct_url.json)"}.get(
         kind, f"by {install.get('installer') or 'an unknown installer'}"
     )
-    return "", [f"{name} {version} was installed {how}: torchpatch cannot know how to rebuild it; rebuild it the way it was built, against the installed torch"]
+    return "", [
+        f"{name} {version} was installed {how}: torchpatch cannot know how to rebuild it; rebuild it the way it was built, against the installed torch"
+    ]
+
+
+def _extension_fix(ctx: Context, extension: Extension, wrong_build: bool) -> tuple[str, list[str]]:
+    """A planned companion comes from the plan; any other extension is rebuilt (after the plan's torch)."""
+    key = canonicalize_name(extension.distribution)
+    plan = ctx.plan
+    step = plan.step(key) if plan is not None else None
+    if plan is not None and step is not None:
+        return plan.companion_command(key, wrong_build=wrong_build), [step.note] if step.note else []
+    package = ctx.env.package(extension.distribution)
+    command, notes = rebuild_command(package, extension.distribution, extension.distribution_version)
+    return (ctx.after_plan(command) if command else ""), notes
 
 
 def check_extensions(ctx: Context) -> list[Finding]:
@@ -655,26 +683,16 @@ def check_extensions(ctx: Context) -> list[Finding]:
         torch_abi = build.cxx11_abi if build is not None else ctx.installed.cxx11_abi
     findings = []
     reported: set[str] = set()
-    plan = ctx.plan
     for extension in env.extensions:
         key = canonicalize_name(extension.distribution)
         if key in reported:
             continue
-        planned = plan is not None and plan.step(key) is not None
-
-        def fix_for(wrong_build: bool) -> tuple[str, list[str]]:
-            if planned and plan is not None:
-                step = plan.step(key)
-                return plan.companion_command(key, wrong_build=wrong_build), [step.note] if step and step.note else []
-            command, notes = rebuild_command(env.package(extension.distribution), extension.distribution,
-                                             extension.distribution_version)
-            return (ctx.after_plan(command) if command else ""), notes
 
         abi = extension_abi(extension.torch_symbols)
         wanted = None if torch_abi is None else ("cxx11" if torch_abi else "pre-cxx11")
         if abi is not None and wanted is not None and abi != wanted:
             reported.add(key)
-            fix, notes = fix_for(True)
+            fix, notes = _extension_fix(ctx, extension, wrong_build=True)
             findings.append(
                 Finding(
                     "DR050",
@@ -691,7 +709,7 @@ def check_extensions(ctx: Context) -> list[Finding]:
         if extension.cuda_runtime and extension.cuda_runtime != torch_cuda_major and torch.build in ("cuda", "cpu"):
             reported.add(key)
             what = f"CUDA {torch.cuda}" if torch_cuda_major else "CPU-only"
-            fix, notes = fix_for(True)
+            fix, notes = _extension_fix(ctx, extension, wrong_build=True)
             findings.append(
                 Finding(
                     "DR052",
@@ -716,7 +734,7 @@ def check_extensions(ctx: Context) -> list[Finding]:
                 if stable_only
                 else "it was built against another torch"
             )
-            fix, notes = fix_for(False)
+            fix, notes = _extension_fix(ctx, extension, wrong_build=False)
             findings.append(
                 Finding(
                     "DR051",
@@ -742,7 +760,8 @@ def check_plan(ctx: Context) -> list[Finding]:
             Finding(
                 "DR060",
                 "error",
-                f"no torch {ctx.target.version} wheel fits {_machine_text(ctx.machine)}: " + "; ".join(ctx.plan_reasons),
+                f"no torch {ctx.target.version} wheel fits {_machine_text(ctx.machine)}: "
+                + "; ".join(ctx.plan_reasons),
                 fix,
                 notes,
             )
