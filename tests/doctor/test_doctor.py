@@ -902,3 +902,14 @@ def test_torchaudio_for_another_torch_gets_a_build_that_exists() -> None:
     findings = {finding.code: finding for finding in diagnose(probes.recorded_environment(recording)).findings}
     command = "pip install torchaudio==2.11.* --index-url https://download.pytorch.org/whl/cu130"
     assert findings["DR040"].fix == findings["DR052"].fix == command
+
+
+def test_dr010_with_an_affected_target_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    path = RECORDINGS / "glibc-217-centos7.json"
+    _, out = run_doctor(["--environment", str(path), "--target-torch", "2.6", "--output-format", "json"], capsys)
+    findings = [finding for finding in json.loads(out)["findings"] if finding["code"] == "DR010"]
+    newer = [finding for finding in findings if "fixed in 2.10.0" in finding["message"]]
+    assert newer and all("the target torch 2.6.0 is affected too" in finding["message"] for finding in newer)
+    assert all(finding["fix"] == "" for finding in newer)
+    fixed = [finding for finding in findings if "fixed in 2.6.0" in finding["message"]]
+    assert fixed[0]["fix"] == "pip install torch==2.6.0 --index-url https://download.pytorch.org/whl/cu124"

@@ -262,6 +262,12 @@ def check_advisories(ctx: Context) -> list[Finding]:
         plan = ctx.plan
         if plan is not None and not advisory.affects(plan.choice.version):
             fix, notes = ctx.plan_fix()
+        elif plan is not None and ctx.target is not None and plan.requested_fits:
+            fix, notes = "", []
+            message += (
+                f"; the target torch {plan.choice.version} is affected too: a --target-torch >= {advisory.fixed} "
+                "removes it"
+            )
         else:
             fix, notes = "", []
             message += f"; no torch >= {advisory.fixed} has a wheel for this machine, so only avoid loading untrusted checkpoints"
