@@ -41,6 +41,7 @@ FINDINGS: dict[str, tuple[str, str]] = {
     "DR021": ("cpu-build-with-gpu", "a CPU-only torch on a machine with an NVIDIA GPU"),
     "DR022": ("cuda-build-without-gpu", "a CUDA torch on a machine without an NVIDIA GPU or driver"),
     "DR023": ("gpu-capability-unknown", "a GPU's compute capability could not be read"),
+    "DR024": ("torch-cuda-warning", "torch itself warned about the GPU, driver or CUDA when it initialised"),
     "DR030": ("driver-too-old", "the NVIDIA driver is older than the build's CUDA major needs"),
     "DR031": ("driver-minor-compat", "the driver runs the build only through minor-version compatibility"),
     "DR040": ("companion-mismatch", "an installed package pins a torch other than the installed one"),
@@ -377,6 +378,27 @@ def check_gpus(ctx: Context) -> list[Finding]:
                 notes,
             )
         )
+    return findings
+
+
+_CUDA_WARNING = re.compile(r"CUDA|GPU|driver|capabilit", re.IGNORECASE)
+#: Findings that explain a CUDA warning of torch's (no kernels, wrong build, old driver).
+EXPLAINS_CUDA_WARNINGS = frozenset({"DR020", "DR021", "DR022", "DR030", "DR031"})
+
+
+def check_torch_warnings(ctx: Context) -> list[Finding]:
+    """DR024: what torch's own import and CUDA initialisation warned (the probe records them), when no
+    other finding explains it."""
+    torch = ctx.env.torch
+    if torch is None or ctx.env.planning:
+        return []
+    findings = []
+    for warning in torch.probe_warnings:
+        if not _CUDA_WARNING.search(warning):
+            continue
+        fix, notes = ctx.plan_fix() if ctx.plan is not None and ctx.plan.torch_changes else ("", [])
+        first, *rest = [line.strip() for line in warning.strip().splitlines() if line.strip()] or [warning]
+        findings.append(Finding("DR024", "warning", f"torch warned: {first}", fix, [*rest, *notes]))
     return findings
 
 
@@ -798,6 +820,7 @@ CHECKS: tuple[Callable[[Context], list[Finding]], ...] = (
     check_python,
     check_advisories,
     check_gpus,
+    check_torch_warnings,
     check_driver,
     check_packages,
     check_extensions,
@@ -834,6 +857,10 @@ def diagnose(env: Environment, target: str | None = None) -> Diagnosis:
     findings: list[Finding] = []
     for check in CHECKS:
         findings.extend(check(ctx))
+    if EXPLAINS_CUDA_WARNINGS & {finding.code for finding in findings}:
+        # torch's warning is the symptom of a finding that already says why and what to do; the torch
+        # line of the report still shows it.
+        findings = [finding for finding in findings if finding.code != "DR024"]
     order = {severity: rank for rank, severity in enumerate(SEVERITIES)}
     findings.sort(key=lambda finding: (order[finding.severity], finding.code))
     plan = ctx.plan
