@@ -121,9 +121,15 @@ class Context:
         torch = self.env.torch
         if torch is not None and torch.build not in ("cpu", "cuda"):
             return f"torchpatch's facts cover the CPU and CUDA wheels; the installed {torch.build} build is kept"
-        undriven = undriven_gpus(self.machine)
-        if undriven:
-            return "; ".join(undriven) + ": upgrade the NVIDIA driver first"
+        wanted = {
+            f"{generation.name}: {generation.branches_text}"
+            for cap in self.machine.gpus
+            if (generation := facts.gpu_generation(cap)) is not None
+            and self.machine.driver is not None
+            and not generation.driven_by(self.machine.driver)
+        }
+        if wanted:
+            return f"install an NVIDIA driver of a branch that drives the GPUs first ({'; '.join(sorted(wanted))})"
         return "no release torchpatch knows has a wheel for this machine"
 
     def after_plan(self, command: str) -> str:
