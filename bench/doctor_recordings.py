@@ -27,10 +27,13 @@ RECORDINGS = REPO / "tests" / "doctor" / "recordings"
 OFFLINE = "--index-url file:///opt/pypi/simple --extra-index-url file:///opt/pypi-more/simple --find-links /opt/wheels --find-links /opt/pypi-more/files"
 
 
-def run(command: list[str] | str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+def run(
+    command: list[str] | str, env: dict[str, str] | None = None, quiet: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """Run a command; its output is shown when it fails, unless ``quiet`` (a failure the caller records)."""
     shell = isinstance(command, str)
-    done = subprocess.run(command, shell=shell, capture_output=True, text=True, **kwargs)  # type: ignore[call-overload]
-    if done.returncode != 0 and not kwargs.get("check") is False:
+    done = subprocess.run(command, shell=shell, capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0 and not quiet:
         print(done.stdout[-2000:], done.stderr[-2000:], file=sys.stderr)
     return done
 
@@ -56,7 +59,7 @@ def record(python: Path, path: Path) -> dict:
     run(
         [str(python), "-m", "torchpatch", "doctor", "--record", str(path), "--output-format", "json"],
         env=env,
-        check=False,
+        quiet=True,
     )
     return json.loads(path.read_text(encoding="utf-8"))
 
@@ -85,7 +88,7 @@ def check_fix(python: Path, root: Path, code: str, fix: str, name: str) -> dict:
     bin_dir = str(python.parent)
     env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", PIP_CONSTRAINT="/dev/null")
     command = offline(fix)
-    done = run(command.replace("pip ", "python -m pip "), env=env, check=False)
+    done = run(command.replace("pip ", "python -m pip "), env=env, quiet=True)
     after = record(python, root / f"{name}-after-{code}.json")
     return {
         "command_run": command,
@@ -209,7 +212,17 @@ def torch251(root: Path) -> None:
     python = make_venv(root, "torch251")
     wheels = root / "wheels"
     if not list(wheels.glob("torch-2.5.1-*.whl")):
-        pip(python, "download", "-q", "--no-deps", "--index-url", "https://pypi.org/simple", "torch==2.5.1", "-d", str(wheels))
+        pip(
+            python,
+            "download",
+            "-q",
+            "--no-deps",
+            "--index-url",
+            "https://pypi.org/simple",
+            "torch==2.5.1",
+            "-d",
+            str(wheels),
+        )
     pip(python, "install", "-q", "--no-deps", str(next(wheels.glob("torch-2.5.1-*.whl"))))
     pip(python, "install", "-q", "--no-deps", "torchao==0.18.0", "numpy")
     save(
@@ -217,6 +230,7 @@ def torch251(root: Path) -> None:
         "torch 2.5.1 (cu124, PyPI, installed --no-deps so its NVIDIA libraries are missing) with torchao 0.18.0",
         record(python, root / "torch251.json"),
     )
+
 
 if __name__ == "__main__":
     main()

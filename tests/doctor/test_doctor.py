@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from torchpatch import platform_facts as facts
-from torchpatch.frontends.cli import UsageError
 from torchpatch.doctor import probes
-from torchpatch.frontends import doctor as command
 from torchpatch.doctor.checks import FINDINGS, diagnose, extension_abi
 from torchpatch.doctor.report import render_full, to_json
+from torchpatch.frontends import doctor as command
+from torchpatch.frontends.cli import UsageError
 from torchpatch.versions import KNOWN_RELEASES
 
 RECORDINGS = Path(__file__).parent / "recordings"
@@ -452,8 +452,14 @@ def test_default_builds_match_the_real_wheels() -> None:
 
 @pytest.mark.parametrize(
     ("gpu", "driver", "generation"),
-    [("sm_100", "535", "Blackwell"), ("sm_120", "565.57.01", "Blackwell"), ("sm_90", "515.65.01", "Hopper"),
-     ("sm_89", "510.47.03", "Ada"), ("sm_70", "590.44.01", "Volta"), ("sm_61", "595.58.03", "Pascal")],
+    [
+        ("sm_100", "535", "Blackwell"),
+        ("sm_120", "565.57.01", "Blackwell"),
+        ("sm_90", "515.65.01", "Hopper"),
+        ("sm_89", "510.47.03", "Ada"),
+        ("sm_70", "590.44.01", "Volta"),
+        ("sm_61", "595.58.03", "Pascal"),
+    ],
 )
 def test_driver_that_cannot_drive_the_gpu_refuses_every_plan(
     gpu: str, driver: str, generation: str, capsys: pytest.CaptureFixture[str]
@@ -474,9 +480,13 @@ def test_blackwell_with_r570_fits(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_python_315_plans_the_release_that_has_its_wheel(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = run_doctor(["--gpu", "sm_90", "--driver", "580.95.05", "--python", "3.15", "--output-format", "json"], capsys)
+    code, out = run_doctor(
+        ["--gpu", "sm_90", "--driver", "580.95.05", "--python", "3.15", "--output-format", "json"], capsys
+    )
     assert code == 0 and json.loads(out)["plan"]["version"] == "2.15.0"
-    code, out = run_doctor(["--gpu", "none", "--python", "3.15", "--target-torch", "2.13", "--output-format", "json"], capsys)
+    code, out = run_doctor(
+        ["--gpu", "none", "--python", "3.15", "--target-torch", "2.13", "--output-format", "json"], capsys
+    )
     [finding] = [f for f in json.loads(out)["findings"] if f["code"] == "DR060"]
     assert code == 1 and "3.10–3.14 only" in finding["message"]
 
@@ -511,10 +521,14 @@ def test_more_bad_input(argv: list[str], message: str, capsys: pytest.CaptureFix
         ({"packages": [{"name": "torch"}]}, "'packages[0]' has no 'version'"),
         ({"python": 3.12}, "'python' must be a string"),
         ({"python": "2.7.18"}, "not a CPython 3 version"),
-        ({"torch_probe": {"importable": True, "version": "2.13.0", "devices": [{"index": 0, "capability": 8.6}]}},
-         "torch_probe.devices[0]"),
-        ({"extensions": [{"distribution": "x", "version": "1", "path": "x.so", "undefined": "abc"}]},
-         "'extensions[0].undefined' must be a list"),
+        (
+            {"torch_probe": {"importable": True, "version": "2.13.0", "devices": [{"index": 0, "capability": 8.6}]}},
+            "torch_probe.devices[0]",
+        ),
+        (
+            {"extensions": [{"distribution": "x", "version": "1", "path": "x.so", "undefined": "abc"}]},
+            "'extensions[0].undefined' must be a list",
+        ),
     ],
 )
 def test_recording_with_wrong_types_is_a_one_line_error(
@@ -545,9 +559,7 @@ def test_every_fix_in_one_run_is_the_plan_or_part_of_it() -> None:
     diagnosis = diagnose(env)
     plan = diagnosis.plan
     assert plan is not None and (plan.choice.version, plan.choice.build.tag) == ("2.14.1", "cu126")
-    expected = (
-        "pip install torch==2.14.1 torchvision==0.29.* torchaudio==2.11.* --index-url https://download.pytorch.org/whl/cu126"
-    )
+    expected = "pip install torch==2.14.1 torchvision==0.29.* torchaudio==2.11.* --index-url https://download.pytorch.org/whl/cu126"
     assert diagnosis.plan_command == expected
     fixes = {finding.fix for finding in diagnosis.findings if finding.fix}
     assert fixes == {expected}
@@ -585,7 +597,11 @@ def test_companion_index_is_one_that_has_the_build() -> None:
                 step = companion_step(row, build, name, "0")
                 if step.index_url:
                     home = next(r for r in facts.releases() if getattr(r, name) == getattr(row, name))
-                    assert step.index_url.rsplit("/", 1)[1] in {b.tag for b in home.builds}, (row.version, build.tag, name)
+                    assert step.index_url.rsplit("/", 1)[1] in {b.tag for b in home.builds}, (
+                        row.version,
+                        build.tag,
+                        name,
+                    )
 
 
 def test_no_torch_fills_the_json_plan(capsys: pytest.CaptureFixture[str]) -> None:
@@ -615,11 +631,18 @@ def test_fix_never_picks_a_release_with_an_advisory_when_a_clean_one_fits() -> N
     ("install", "command"),
     [
         ({"kind": "editable", "path": "/src/ops"}, "pip install --no-build-isolation --no-deps -e /src/ops"),
-        ({"kind": "local", "path": "/src/my ops"}, "pip install --force-reinstall --no-build-isolation --no-deps '/src/my ops'"),
-        ({"kind": "vcs", "url": "https://github.com/x/ops", "vcs": "git", "commit": "abc123"},
-         "pip install --force-reinstall --no-build-isolation --no-deps git+https://github.com/x/ops@abc123"),
-        ({"kind": "index", "installer": "pip"},
-         "pip install --force-reinstall --no-deps --no-build-isolation --no-binary ops ops==1.0"),
+        (
+            {"kind": "local", "path": "/src/my ops"},
+            "pip install --force-reinstall --no-build-isolation --no-deps '/src/my ops'",
+        ),
+        (
+            {"kind": "vcs", "url": "https://github.com/x/ops", "vcs": "git", "commit": "abc123"},
+            "pip install --force-reinstall --no-build-isolation --no-deps git+https://github.com/x/ops@abc123",
+        ),
+        (
+            {"kind": "index", "installer": "pip"},
+            "pip install --force-reinstall --no-deps --no-build-isolation --no-binary ops ops==1.0",
+        ),
         ({"kind": "unknown", "installer": "conda"}, ""),
         ({"kind": "archive", "url": "/wheels/ops-1.0-cp311-linux_x86_64.whl"}, ""),
     ],
@@ -646,7 +669,10 @@ def test_install_kind_from_real_metadata(tmp_path: Path) -> None:
 
     editable = '{"url": "file:///src/ops", "dir_info": {"editable": true}}'
     assert probes.install_of(dist({"RECORD": "", "INSTALLER": "pip\n", "direct_url.json": editable})) == {
-        "kind": "editable", "path": "/src/ops", "installer": "pip"}
+        "kind": "editable",
+        "path": "/src/ops",
+        "installer": "pip",
+    }
     assert probes.install_of(dist({"RECORD": "", "INSTALLER": "pip\n"}))["kind"] == "index"
     assert probes.install_of(dist({"INSTALLER": "pip\n"}))["kind"] == "unknown"  # no RECORD
 
@@ -735,9 +761,20 @@ def test_stale_extension_found_through_the_import_system(tmp_path: Path, monkeyp
     (info / "METADATA").write_text("Name: ops\nVersion: 1.0\nRequires-Dist: torch\n", encoding="utf-8")
     (info / "RECORD").write_text("__editable__.ops-1.0.pth,,\n", encoding="utf-8")
     (info / "top_level.txt").write_text("ops\n", encoding="utf-8")
+    (info / "direct_url.json").write_text(
+        json.dumps({"url": tree.as_uri(), "dir_info": {"editable": True}}), encoding="utf-8"
+    )
     monkeypatch.syspath_prepend(str(tree))
     files = probes._extension_files(metadata.PathDistribution(info))
     assert [path.name for path in files] == ["_C.cpython-311-x86_64-linux-gnu.so"]
+    # No RECORD at all (a `setup.py develop` or hand-copied install): found the same way.
+    (info / "RECORD").unlink()
+    (info / "direct_url.json").unlink()
+    files = probes._extension_files(metadata.PathDistribution(info))
+    assert [path.name for path in files] == ["_C.cpython-311-x86_64-linux-gnu.so"]
+    # A regular install whose RECORD lists no compiled module has none: its tree is not walked.
+    (info / "RECORD").write_text("ops/__init__.py,,\n", encoding="utf-8")
+    assert probes._extension_files(metadata.PathDistribution(info)) == []
 
 
 def test_a_hanging_companion_keeps_torchs_facts(tmp_path: Path) -> None:
@@ -819,7 +856,9 @@ def test_every_plan_names_a_build_that_exists_and_runs(python: tuple[int, int] |
             assert choice.build.runs_on(cap), (gpus, driver, target, choice.label)
             generation = facts.gpu_generation(cap)
             assert driver is None or generation is None or generation.driven_by(facts.dotted(driver))
-        match = re.fullmatch(r"pip install torch==(\S+) --index-url https://download.pytorch.org/whl/(\w+)", diagnosis.plan_command)
+        match = re.fullmatch(
+            r"pip install torch==(\S+) --index-url https://download.pytorch.org/whl/(\w+)", diagnosis.plan_command
+        )
         assert match and facts.is_known_patch(match.group(1)) and choice.release.build(match.group(2)) is not None
         if target and plan.requested_fits:
             assert str(choice.release.version) == target
@@ -842,3 +881,35 @@ def test_dr010_dr021_and_dr040_share_the_plan() -> None:
     plan = "pip install torch==2.14.1 torchvision==0.29.* --index-url https://download.pytorch.org/whl/cu126"
     assert diagnosis.plan_command == plan
     assert {finding.fix for finding in diagnosis.findings if finding.code in ("DR010", "DR021")} == {plan}
+
+
+def test_torchaudio_for_another_torch_gets_a_build_that_exists() -> None:
+    # torchaudio 2.8.0 (pins torch==2.8.0, links libcudart.so.12) under torch 2.13.0+cu130: the fix is the
+    # matrix's torchaudio 2.11 from an index that has it, never `torchaudio==2.8.0 --index-url .../cu130`.
+    recording = json.loads((RECORDINGS / "healthy-a100-cu130.json").read_text(encoding="utf-8"))
+    recording["packages"] = [
+        package for package in recording["packages"] if package["name"] not in ("torchvision", "torchaudio")
+    ] + [{"name": "torchaudio", "version": "2.8.0", "requires": ["torch==2.8.0"]}]
+    recording["extensions"] = [
+        {
+            "distribution": "torchaudio",
+            "version": "2.8.0",
+            "path": "torchaudio/lib/libtorchaudio.so",
+            "undefined": [],
+            "needed": ["libc10.so", "libcudart.so.12"],
+        }
+    ]
+    findings = {finding.code: finding for finding in diagnose(probes.recorded_environment(recording)).findings}
+    command = "pip install torchaudio==2.11.* --index-url https://download.pytorch.org/whl/cu130"
+    assert findings["DR040"].fix == findings["DR052"].fix == command
+
+
+def test_dr010_with_an_affected_target_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    path = RECORDINGS / "glibc-217-centos7.json"
+    _, out = run_doctor(["--environment", str(path), "--target-torch", "2.6", "--output-format", "json"], capsys)
+    findings = [finding for finding in json.loads(out)["findings"] if finding["code"] == "DR010"]
+    newer = [finding for finding in findings if "fixed in 2.10.0" in finding["message"]]
+    assert newer and all("the target torch 2.6.0 is affected too" in finding["message"] for finding in newer)
+    assert all(finding["fix"] == "" for finding in newer)
+    fixed = [finding for finding in findings if "fixed in 2.6.0" in finding["message"]]
+    assert fixed[0]["fix"] == "pip install torch==2.6.0 --index-url https://download.pytorch.org/whl/cu124"

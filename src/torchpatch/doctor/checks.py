@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion
 
 from torchpatch import platform_facts as facts
-from torchpatch.doctor.plan import PLANNED_COMPANIONS, MINOR_COMPAT, Machine, Plan, make_plan, undriven_gpus
-from torchpatch.doctor.probes import GPU, Environment, Package, TorchInstall
+from torchpatch.doctor.plan import (
+    MINOR_COMPAT,
+    PLANNED_COMPANIONS,
+    Machine,
+    Plan,
+    make_plan,
+    undriven_gpus,
+)
+from torchpatch.doctor.probes import GPU, Environment, Extension, Package, TorchInstall
 from torchpatch.platform_facts import Release, capability, capability_text
 
 SEVERITIES = ("error", "warning", "info")
@@ -33,6 +41,7 @@ FINDINGS: dict[str, tuple[str, str]] = {
     "DR021": ("cpu-build-with-gpu", "a CPU-only torch on a machine with an NVIDIA GPU"),
     "DR022": ("cuda-build-without-gpu", "a CUDA torch on a machine without an NVIDIA GPU or driver"),
     "DR023": ("gpu-capability-unknown", "a GPU's compute capability could not be read"),
+    "DR024": ("torch-cuda-warning", "torch itself warned about the GPU, driver or CUDA when it initialised"),
     "DR030": ("driver-too-old", "the NVIDIA driver is older than the build's CUDA major needs"),
     "DR031": ("driver-minor-compat", "the driver runs the build only through minor-version compatibility"),
     "DR040": ("companion-mismatch", "an installed package pins a torch other than the installed one"),
@@ -112,9 +121,15 @@ class Context:
         torch = self.env.torch
         if torch is not None and torch.build not in ("cpu", "cuda"):
             return f"torchpatch's facts cover the CPU and CUDA wheels; the installed {torch.build} build is kept"
-        undriven = undriven_gpus(self.machine)
-        if undriven:
-            return "; ".join(undriven) + ": upgrade the NVIDIA driver first"
+        wanted = {
+            f"{generation.name}: {generation.branches_text}"
+            for cap in self.machine.gpus
+            if (generation := facts.gpu_generation(cap)) is not None
+            and self.machine.driver is not None
+            and not generation.driven_by(self.machine.driver)
+        }
+        if wanted:
+            return f"install an NVIDIA driver of a branch that drives the GPUs first ({'; '.join(sorted(wanted))})"
         return "no release torchpatch knows has a wheel for this machine"
 
     def after_plan(self, command: str) -> str:
@@ -254,11 +269,15 @@ def check_advisories(ctx: Context) -> list[Finding]:
         plan = ctx.plan
         if plan is not None and not advisory.affects(plan.choice.version):
             fix, notes = ctx.plan_fix()
-        else:
+        elif plan is not None and ctx.target is not None and plan.requested_fits:
             fix, notes = "", []
             message += (
-                f"; no torch >= {advisory.fixed} has a wheel for this machine, so only avoid loading untrusted checkpoints"
+                f"; the target torch {plan.choice.version} is affected too: a --target-torch >= {advisory.fixed} "
+                "removes it"
             )
+        else:
+            fix, notes = "", []
+            message += f"; no torch >= {advisory.fixed} has a wheel for this machine, so only avoid loading untrusted checkpoints"
         findings.append(Finding("DR010", advisory.severity, message, fix, [*notes, f"source: {advisory.source}"]))
     return findings
 
@@ -368,6 +387,27 @@ def check_gpus(ctx: Context) -> list[Finding]:
     return findings
 
 
+_CUDA_WARNING = re.compile(r"CUDA|GPU|driver|capabilit", re.IGNORECASE)
+#: Findings that explain a CUDA warning of torch's (no kernels, wrong build, old driver).
+EXPLAINS_CUDA_WARNINGS = frozenset({"DR020", "DR021", "DR022", "DR030", "DR031"})
+
+
+def check_torch_warnings(ctx: Context) -> list[Finding]:
+    """DR024: what torch's own import and CUDA initialisation warned (the probe records them), when no
+    other finding explains it."""
+    torch = ctx.env.torch
+    if torch is None or ctx.env.planning:
+        return []
+    findings = []
+    for warning in torch.probe_warnings:
+        if not _CUDA_WARNING.search(warning):
+            continue
+        fix, notes = ctx.plan_fix() if ctx.plan is not None and ctx.plan.torch_changes else ("", [])
+        first, *rest = [line.strip() for line in warning.strip().splitlines() if line.strip()] or [warning]
+        findings.append(Finding("DR024", "warning", f"torch warned: {first}", fix, [*rest, *notes]))
+    return findings
+
+
 def check_driver(ctx: Context) -> list[Finding]:
     torch, env = ctx.env.torch, ctx.env
     if torch is None or env.planning or torch.build != "cuda" or not torch.cuda or ctx.machine.driver is None:
@@ -394,7 +434,7 @@ def check_driver(ctx: Context) -> list[Finding]:
             )
         ]
     if driver < toolkit_driver:
-        cubins, ptx, _ = installed_arches(ctx)
+        cubins, _, _ = installed_arches(ctx)
         ptx_only = [
             gpu
             for gpu in env.gpus
@@ -516,7 +556,9 @@ def _companion_imports(ctx: Context) -> list[Finding]:
             if not made_for or installed in made_for:
                 continue
             span = (
-                f"torch {made_for[0].version}" if len(made_for) == 1 else f"torch {made_for[0].version}–{made_for[-1].version}"
+                f"torch {made_for[0].version}"
+                if len(made_for) == 1
+                else f"torch {made_for[0].version}–{made_for[-1].version}"
             )
             message = (
                 f"{package.name} {package.version} declares no torch range, and platform.toml's matrix pairs it with "
@@ -621,7 +663,9 @@ def rebuild_command(package: Package | None, name: str, version: str) -> tuple[s
             [f"{name} is an editable install of {where}: this rebuilds its extensions in place"],
         )
     if kind == "local" and where:
-        return f"pip install --force-reinstall --no-build-isolation --no-deps {quoted}", [f"rebuilds {name} from {where}"]
+        return f"pip install --force-reinstall --no-build-isolation --no-deps {quoted}", [
+            f"rebuilds {name} from {where}"
+        ]
     if kind == "vcs" and where:
         commit = install.get("commit", "")
         target = f"{install.get('vcs', 'git')}+{where}" + (f"@{commit}" if commit else "")
@@ -630,19 +674,37 @@ def rebuild_command(package: Package | None, name: str, version: str) -> tuple[s
             [f"rebuilds {name} from the same commit"],
         )
     if kind == "archive" and where and not where.endswith(".whl"):
-        return f"pip install --force-reinstall --no-build-isolation --no-deps {quoted}", [f"rebuilds {name} from {where}"]
+        return f"pip install --force-reinstall --no-build-isolation --no-deps {quoted}", [
+            f"rebuilds {name} from {where}"
+        ]
     if kind == "index":
         return (
             f"pip install --force-reinstall --no-deps --no-build-isolation --no-binary {name} {name}=={version}",
             [
-                f"builds {name} {version} from its sdist on your index against the installed torch; a prebuilt wheel "
-                "must match torch's version, CUDA and C++ ABI (flash-attn names it cxx11abiTRUE/FALSE)"
+                (
+                    f"builds {name} {version} from its sdist on your index against the installed torch; a prebuilt "
+                    "wheel must match torch's version, CUDA and C++ ABI (flash-attn names it cxx11abiTRUE/FALSE)"
+                )
             ],
         )
     how = {"archive": f"from the wheel {where}", "unknown": "without pip's records (no RECORD or direct_url.json)"}.get(
         kind, f"by {install.get('installer') or 'an unknown installer'}"
     )
-    return "", [f"{name} {version} was installed {how}: torchpatch cannot know how to rebuild it; rebuild it the way it was built, against the installed torch"]
+    return "", [
+        f"{name} {version} was installed {how}: torchpatch cannot know how to rebuild it; rebuild it the way it was built, against the installed torch"
+    ]
+
+
+def _extension_fix(ctx: Context, extension: Extension, wrong_build: bool) -> tuple[str, list[str]]:
+    """A planned companion comes from the plan; any other extension is rebuilt (after the plan's torch)."""
+    key = canonicalize_name(extension.distribution)
+    plan = ctx.plan
+    step = plan.step(key) if plan is not None else None
+    if plan is not None and step is not None:
+        return plan.companion_command(key, wrong_build=wrong_build), [step.note] if step.note else []
+    package = ctx.env.package(extension.distribution)
+    command, notes = rebuild_command(package, extension.distribution, extension.distribution_version)
+    return (ctx.after_plan(command) if command else ""), notes
 
 
 def check_extensions(ctx: Context) -> list[Finding]:
@@ -655,26 +717,16 @@ def check_extensions(ctx: Context) -> list[Finding]:
         torch_abi = build.cxx11_abi if build is not None else ctx.installed.cxx11_abi
     findings = []
     reported: set[str] = set()
-    plan = ctx.plan
     for extension in env.extensions:
         key = canonicalize_name(extension.distribution)
         if key in reported:
             continue
-        planned = plan is not None and plan.step(key) is not None
-
-        def fix_for(wrong_build: bool) -> tuple[str, list[str]]:
-            if planned and plan is not None:
-                step = plan.step(key)
-                return plan.companion_command(key, wrong_build=wrong_build), [step.note] if step and step.note else []
-            command, notes = rebuild_command(env.package(extension.distribution), extension.distribution,
-                                             extension.distribution_version)
-            return (ctx.after_plan(command) if command else ""), notes
 
         abi = extension_abi(extension.torch_symbols)
         wanted = None if torch_abi is None else ("cxx11" if torch_abi else "pre-cxx11")
         if abi is not None and wanted is not None and abi != wanted:
             reported.add(key)
-            fix, notes = fix_for(True)
+            fix, notes = _extension_fix(ctx, extension, wrong_build=True)
             findings.append(
                 Finding(
                     "DR050",
@@ -691,7 +743,7 @@ def check_extensions(ctx: Context) -> list[Finding]:
         if extension.cuda_runtime and extension.cuda_runtime != torch_cuda_major and torch.build in ("cuda", "cpu"):
             reported.add(key)
             what = f"CUDA {torch.cuda}" if torch_cuda_major else "CPU-only"
-            fix, notes = fix_for(True)
+            fix, notes = _extension_fix(ctx, extension, wrong_build=True)
             findings.append(
                 Finding(
                     "DR052",
@@ -716,7 +768,7 @@ def check_extensions(ctx: Context) -> list[Finding]:
                 if stable_only
                 else "it was built against another torch"
             )
-            fix, notes = fix_for(False)
+            fix, notes = _extension_fix(ctx, extension, wrong_build=False)
             findings.append(
                 Finding(
                     "DR051",
@@ -742,7 +794,8 @@ def check_plan(ctx: Context) -> list[Finding]:
             Finding(
                 "DR060",
                 "error",
-                f"no torch {ctx.target.version} wheel fits {_machine_text(ctx.machine)}: " + "; ".join(ctx.plan_reasons),
+                f"no torch {ctx.target.version} wheel fits {_machine_text(ctx.machine)}: "
+                + "; ".join(ctx.plan_reasons),
                 fix,
                 notes,
             )
@@ -773,6 +826,7 @@ CHECKS: tuple[Callable[[Context], list[Finding]], ...] = (
     check_python,
     check_advisories,
     check_gpus,
+    check_torch_warnings,
     check_driver,
     check_packages,
     check_extensions,
@@ -809,6 +863,10 @@ def diagnose(env: Environment, target: str | None = None) -> Diagnosis:
     findings: list[Finding] = []
     for check in CHECKS:
         findings.extend(check(ctx))
+    if EXPLAINS_CUDA_WARNINGS & {finding.code for finding in findings}:
+        # torch's warning is the symptom of a finding that already says why and what to do; the torch
+        # line of the report still shows it.
+        findings = [finding for finding in findings if finding.code != "DR024"]
     order = {severity: rank for rank, severity in enumerate(SEVERITIES)}
     findings.sort(key=lambda finding: (order[finding.severity], finding.code))
     plan = ctx.plan

@@ -358,7 +358,12 @@ class Plan:
                 continue
             # A companion already at the planned version is kept by pip even when it was built for
             # another torch build: it goes out with torch.
-            if include_torch and step.index_url and step.satisfied and (self.installed_tag != self.choice.build.tag or force_torch):
+            if (
+                include_torch
+                and step.index_url
+                and step.satisfied
+                and (self.installed_tag != self.choice.build.tag or force_torch)
+            ):
                 uninstall.append(step.name)
             groups.setdefault(step.index_url or "", []).append(step.requirement)
         commands = [f"pip uninstall -y {' '.join(uninstall)}"] if uninstall else []

@@ -546,8 +546,8 @@ def _extension_files(dist: metadata.Distribution) -> list[Path]:
     """The compiled modules of a distribution: those RECORD lists, else those the import system finds in
     its top-level packages (an editable install or one without RECORD keeps them in the source tree)."""
     files = [Path(str(file.locate())) for file in dist.files or [] if file.name.endswith(".so") or ".so." in file.name]
-    if files:
-        return files
+    if files or (dist.files is not None and install_of(dist).get("kind") != "editable"):
+        return files  # RECORD lists every file of a regular install
     tops = (dist.read_text("top_level.txt") or "").split()
     if not tops:
         name = dist.metadata.get("Name") or ""
@@ -764,24 +764,24 @@ _TYPE_NAMES = {str: "a string", dict: "an object", list: "a list", type(None): "
 
 
 def validate_recording(recording: Any) -> None:
-    """Raise ValueError naming the first key whose JSON type is wrong (``"nvidia_smi": 5``)."""
+    """Raise TypeError or ValueError naming the first key that is wrong (``"nvidia_smi": 5``)."""
     if not isinstance(recording, dict):
-        raise ValueError("the file is not a JSON object")
+        raise TypeError("the file is not a JSON object")
     if "python" not in recording:
         raise ValueError("no 'python' key")
     for key, types in RECORDING_TYPES.items():
         if key in recording and not isinstance(recording[key], types):
             wanted = " or ".join(_TYPE_NAMES[t] for t in types)
-            raise ValueError(f"'{key}' must be {wanted}, not {type(recording[key]).__name__}")
+            raise TypeError(f"'{key}' must be {wanted}, not {type(recording[key]).__name__}")
     if not re.fullmatch(r"3\.\d+(\.\d+)?\S*", recording["python"].strip()):
         raise ValueError(f"'python' is not a CPython 3 version: {recording['python']!r}")
     for key, fields in _ROW_TYPES.items():
         for index, row in enumerate(recording.get(key, [])):
             if not isinstance(row, dict):
-                raise ValueError(f"'{key}[{index}]' must be an object")
+                raise TypeError(f"'{key}[{index}]' must be an object")
             for name, types in fields.items():
                 if name in row and not isinstance(row[name], types):
-                    raise ValueError(f"'{key}[{index}].{name}' must be {_TYPE_NAMES[types[0]]}")
+                    raise TypeError(f"'{key}[{index}].{name}' must be {_TYPE_NAMES[types[0]]}")
             required = ("name", "version") if key == "packages" else ("distribution", "version", "path", "undefined")
             for name in required:
                 if name not in row:
@@ -795,7 +795,7 @@ def validate_recording(recording: Any) -> None:
                 raise ValueError(f"'torch_probe.{name}' must be a string or null")
         for name in ("devices", "warnings"):
             if not isinstance(probe.get(name, []), list):
-                raise ValueError(f"'torch_probe.{name}' must be a list")
+                raise TypeError(f"'torch_probe.{name}' must be a list")
         for index, device in enumerate(probe.get("devices", [])):
             if (
                 not isinstance(device, dict)
@@ -804,7 +804,9 @@ def validate_recording(recording: Any) -> None:
                 or not isinstance(device.get("name"), str)
                 or not isinstance(device.get("index"), int)
             ):
-                raise ValueError(f"'torch_probe.devices[{index}]' needs an index, a name and a capability such as \"8.6\"")
+                raise ValueError(
+                    f"'torch_probe.devices[{index}]' needs an index, a name and a capability such as \"8.6\""
+                )
         if not isinstance(probe.get("companion_imports", {}), dict):
             raise ValueError("'torch_probe.companion_imports' must be an object")
     meta = recording.get("torch_metadata")
@@ -813,7 +815,7 @@ def validate_recording(recording: Any) -> None:
             raise ValueError("'torch_metadata.version' must be a string")
         for name in ("version_py", "import_error"):
             if not isinstance(meta.get(name, ""), str):
-                raise ValueError(f"'torch_metadata.{name}' must be a string")
+                raise TypeError(f"'torch_metadata.{name}' must be a string")
 
 
 def recorded_environment(recording: dict[str, Any]) -> Environment:
@@ -882,7 +884,8 @@ def recorded_environment(recording: dict[str, Any]) -> Environment:
         extensions=extensions,
         notes=[str(note) for note in recording.get("notes", [])],
         import_errors={
-            str(name).replace("_", "-"): str(error) for name, error in ((probe or {}).get("companion_imports") or {}).items()
+            str(name).replace("_", "-"): str(error)
+            for name, error in ((probe or {}).get("companion_imports") or {}).items()
         },
         system={**dict(recording.get("system", {})), **_torch_libraries(probe)},
     )

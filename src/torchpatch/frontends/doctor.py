@@ -114,9 +114,9 @@ def _parse_target(value: str, usage_error: type[Exception]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from torchpatch.frontends.cli import UsageError
     from torchpatch.doctor import probes, report
     from torchpatch.doctor.checks import diagnose
+    from torchpatch.frontends.cli import UsageError
 
     target = _parse_target(args.target_torch, UsageError) if args.target_torch else None
     planning = args.gpu is not None or args.driver is not None or args.python is not None
