@@ -54,7 +54,7 @@ def _run(function: Callable, shared: Any, batch: Sequence) -> list:
 
 
 def ray_map(function: Callable[[Any, Sequence], list], shared: Any, items: Sequence,
-            on_lost: Callable[[Any, str], Any], max_retries: int = DEFAULT_RETRIES,
+            on_lost: Callable[[Any, str], Any], max_retries: int | None = None,
             size: int | None = None) -> Iterator:
     """``function`` over ``items`` in batches on the Ray cluster; yields one result per item, in order."""
     ray = import_ray()
@@ -62,7 +62,7 @@ def ray_map(function: Callable[[Any, Sequence], list], shared: Any, items: Seque
         return
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
     size = size or batch_size(len(items), cpus)
-    remote = ray.remote(max_retries=max_retries)(_run)
+    remote = ray.remote(max_retries=DEFAULT_RETRIES if max_retries is None else max_retries)(_run)
     shared_ref = ray.put(shared)
     batches = [items[start:start + size] for start in range(0, len(items), size)]
     window = cpus * WINDOW_PER_CPU

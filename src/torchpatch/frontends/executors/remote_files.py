@@ -18,7 +18,7 @@ from pathlib import Path
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 #: The smallest ranged read: a zip local header (30 bytes + its name) and a small pickle come in one
 #: request; a large record is fetched at its own size.
-MIN_FETCH = 4096
+MIN_FETCH = 1024
 
 
 class InputError(Exception):
