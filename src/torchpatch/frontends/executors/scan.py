@@ -87,25 +87,35 @@ def _write_report(args: argparse.Namespace, rows: list[dict], tool: str) -> None
 
 
 class _Session:
-    """Ray connected for the length of one command (and shut down if this command started it)."""
+    """Ray connected for the length of one command (and shut down if this command started it).
+
+    While Ray runs, stdout points at stderr: Ray prints its own messages (a worker that died) to the
+    driver's stdout, and stdout is for the report alone (json and sarif are read by programs)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.started = False
+        self.stdout = None
 
     def __enter__(self) -> "_Session":
         if self.args.executor == "ray":
+            self.stdout, sys.stdout = sys.stdout, sys.stderr
             try:
                 self.started = ray_executor.connect(self.args.ray_address)
             except ConnectionError as error:
+                self.__exit__()
                 raise _usage_error(f"--ray-address: cannot join the Ray cluster: {error}") from None
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.started:
-            import ray
+        try:
+            if self.started:
+                import ray
 
-            ray.shutdown()
+                ray.shutdown()
+        finally:
+            if self.stdout is not None:
+                sys.stdout, self.stdout = self.stdout, None
 
 
 # -- check ----------------------------------------------------------------------------------------------
@@ -123,12 +133,21 @@ CHECK_BATCH: Callable[[tuple, Sequence], list] = check_batch
 
 
 def _ray_check_executor(tasks, settings_list, mode, keyed):
+    """Workers get absolute paths (their working folder, or their node, is not this one's); the results
+    are named as the user named the files."""
     from torchpatch.engine.parallel import crashed_result
 
     def lost(task, why):
         return crashed_result(task[0], why), None, None, False
 
-    return ray_executor.ray_map(CHECK_BATCH, (settings_list, mode, keyed), tasks, lost)
+    remote_tasks = [(Path(os.path.abspath(path)), index) for path, index in tasks]
+    outcomes = ray_executor.ray_map(CHECK_BATCH, (settings_list, mode, keyed), remote_tasks, lost)
+    for (path, _), outcome in zip(tasks, outcomes):
+        result = outcome[0]
+        result.path = path
+        for finding in result.findings:
+            finding.path = path
+        yield outcome
 
 
 def run_check(args: argparse.Namespace, resolver, finish: Callable[[list], int], mode, cache, jobs: int) -> int:
@@ -274,7 +293,11 @@ def run_audit(args: argparse.Namespace, version) -> int:
                 report.reason = f"internal error: {why}"
                 return report, 0, 0
 
-            outcomes = list(ray_executor.ray_map(AUDIT_BATCH, version, work, lost))
+            remote_work = [(name if remote_files.is_url(name) else os.path.abspath(name), size) for name, size in work]
+            outcomes = list(ray_executor.ray_map(AUDIT_BATCH, version, remote_work, lost))
+            for (name, _), (sent, _), (report, _, _) in zip(work, remote_work, outcomes):
+                report.filename = name
+                report.snippet = report.snippet.replace(repr(sent), repr(name))  # torch.load(NAME, ...)
         else:
             outcomes = AUDIT_BATCH(version, work)
     audited = {item[0]: (item, outcome) for item, outcome in zip(to_audit, outcomes)}
