@@ -41,20 +41,36 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_ray_check_equals_one_process_and_lists_every_file(ray_cluster, big_tree, capsys, monkeypatch):
+@pytest.fixture(scope="module")
+def one_process(big_tree):
+    """The big tree checked by ``-j 1``: (exit code, JSON output, report rows), computed once."""
+    previous = os.getcwd()
+    os.chdir(big_tree)
+    try:
+        import contextlib
+        import io
+
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            code = main(["check", ".", "-j", "1", "--no-cache", "--output-format", "json", "--report", "one.jsonl"])
+        return code, out.getvalue(), read_jsonl(big_tree / "one.jsonl")
+    finally:
+        os.chdir(previous)
+
+
+def test_ray_check_equals_one_process_and_lists_every_file(ray_cluster, big_tree, one_process, capsys, monkeypatch):
     monkeypatch.chdir(big_tree)
     code, out, _ = run(capsys, "check", ".", "--executor", "ray", "--no-cache", "--output-format", "json",
                        "--report", "ray.jsonl")
-    code_1, out_1, _ = run(capsys, "check", ".", "-j", "1", "--no-cache", "--output-format", "json",
-                           "--report", "one.jsonl")
+    code_1, out_1, rows_1 = one_process
     assert code == code_1 == 1 and out == out_1
     rows = read_jsonl(big_tree / "ray.jsonl")
-    assert rows == read_jsonl(big_tree / "one.jsonl") and len(rows) == 3001
+    assert rows == rows_1 and len(rows) == 3001
     assert sum(row["status"] == "failed" for row in rows) == 1
 
 
-def test_a_worker_killed_mid_run_is_retried_and_the_report_is_complete(ray_cluster, big_tree, capsys, monkeypatch,
-                                                                       tmp_path):
+def test_a_worker_killed_mid_run_is_retried_and_the_report_is_complete(ray_cluster, big_tree, one_process, capsys,
+                                                                       monkeypatch, tmp_path):
     monkeypatch.chdir(big_tree)
     marker = str(tmp_path / "killed-once")
     victim = os.path.abspath(os.path.join("repo011", "m01105.py"))
@@ -72,11 +88,9 @@ def test_a_worker_killed_mid_run_is_retried_and_the_report_is_complete(ray_clust
     code, out, _ = run(capsys, "check", ".", "--executor", "ray", "--no-cache", "--output-format", "json",
                        "--report", "killed.jsonl")
     assert os.path.exists(marker)  # the worker did die
-    monkeypatch.setattr(scan, "CHECK_BATCH", real)
-    code_1, out_1, _ = run(capsys, "check", ".", "-j", "1", "--no-cache", "--output-format", "json",
-                           "--report", "one.jsonl")
+    code_1, out_1, rows_1 = one_process
     assert code == code_1 and out == out_1
-    assert read_jsonl(big_tree / "killed.jsonl") == read_jsonl(big_tree / "one.jsonl")
+    assert read_jsonl(big_tree / "killed.jsonl") == rows_1
 
 
 def test_a_file_that_always_kills_its_worker_is_reported_for_that_file(ray_cluster, tmp_path, capsys, monkeypatch):

@@ -102,7 +102,7 @@ class _Session:
             self.stdout, sys.stdout = sys.stdout, sys.stderr
             try:
                 self.started = ray_executor.connect(self.args.ray_address)
-            except ConnectionError as error:
+            except (ConnectionError, TimeoutError, RuntimeError, ValueError) as error:
                 self.__exit__()
                 raise _usage_error(f"--ray-address: cannot join the Ray cluster: {error}") from None
         return self
