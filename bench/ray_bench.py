@@ -93,7 +93,10 @@ def bench_check(files: list[Path], cpus: int, ray) -> dict:
     lines = sum(len(path.read_bytes().splitlines()) for path in files)
     print(f"check: {len(files)} files, {lines / 1e6:.2f} M lines (torch's sources), {cpus} CPUs")
     results = {}
+    cpu = time.process_time()
     results["one"] = timed("-j 1 (this process)", lambda: check_files(files, lambda _: settings, Mode(), 1))
+    results["one_cpu"] = time.process_time() - cpu
+    print(f"  -j 1 CPU time {results['one_cpu']:.2f} s: {results['one_cpu'] / len(files) * 1e3:.2f} CPU-ms/file")
     results["pool"] = timed(f"-j {cpus} (spawn pool, incl. start)", lambda: check_files(files, lambda _: settings, Mode(), cpus))
     results["ray_init"] = timed(f"ray.init(num_cpus={cpus})", lambda: ray.init(
         num_cpus=cpus, include_dashboard=False, log_to_driver=False, logging_level="ERROR"))
@@ -158,9 +161,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         audit = bench_audit(options.checkpoints, options.cpus, ray, Path(folder))
     ray.shutdown()
-    per_file_cpu = check["ray"] * options.cpus / check["files"]
+    # The CPU cost of one file (-j 1's CPU time), times Ray's overhead over the pool (warm wall times).
+    overhead = max(1.0, check["ray"] / check["pool"])
+    per_file_cpu = check["one_cpu"] / check["files"] * overhead
     per_ckpt_cpu = audit["ray"] * options.cpus / audit["count"]
-    print("\nprojection (an estimate: this machine's per-file cost x count, perfect scaling, no I/O latency):")
+    print(f"\nprojection (an estimate: this machine's per-file cost x count, perfect scaling, no I/O latency; "
+          f"Ray/pool overhead x{overhead:.2f}):")
     print(f"  check: {per_file_cpu * 1e3:.1f} CPU-ms/file -> 100k repositories x 300 files = 30 M files = "
           f"{per_file_cpu * 30e6 / 3600:.0f} CPU-hours ({per_file_cpu * 30e6 / 3600 / 256:.1f} h on 256 CPUs)")
     print(f"  audit: {per_ckpt_cpu * 1e3:.2f} CPU-ms/checkpoint (small) -> 10 M checkpoints = "
