@@ -100,6 +100,34 @@ class _Job:
         return result, key, entry, False
 
 
+#: ``executor(tasks, settings_list, mode, keyed)``: one ``_Job`` outcome per task, in order.
+Executor = Callable[[list, list, Mode, bool], Iterator]
+
+
+def run_batch(settings_list: Sequence[Settings], mode: Mode, keyed: bool,
+              tasks: Sequence[tuple[Path, int]]) -> list[tuple[FileResult, str | None, list | None, bool]]:
+    """Check a batch of files with one ``_Job`` (what a remote worker runs); a file that raises is
+    reported for that file (an internal error) and the batch goes on."""
+    job = _Job(settings_list, mode, None, keyed)
+    outcomes = []
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for task in tasks:
+            try:
+                outcomes.append(job(task))
+            except Exception as error:  # a bug in torchpatch: this file's result says so, the others stand
+                outcomes.append((crashed_result(task[0], f"{type(error).__name__}: {error}"), None, None, False))
+    finally:
+        if was_enabled:
+            gc.enable()
+    return outcomes
+
+
+def crashed_result(path: Path, why: str) -> FileResult:
+    return FileResult(path=path, error=f"internal error ({why}); the file was left unchanged", internal_error=True)
+
+
 def _restore_text(result: FileResult, data: bytes) -> None:
     """A cached result with findings gets its text back (JSON edit positions, --diff, the full format)."""
     from torchpatch.engine.dependencies import is_dependency_file
@@ -130,11 +158,13 @@ def _run_in_worker(task: tuple[Path, int]):
 
 def check_files(files: Sequence[Path], settings_of: Callable[[Path], Settings], mode: Mode, jobs: int,
                 cache: "result_cache.ResultCache | None" = None,
-                progress: Callable[[int], None] | None = None) -> list[FileResult]:
+                progress: Callable[[int], None] | None = None,
+                executor: "Executor | None" = None) -> list[FileResult]:
     """Check ``files`` (in this order) with up to ``jobs`` processes; results in the same order.
 
     Cache hits are answered here, in the main process; only the misses go to the workers, so a warm run
-    never pays for starting a pool.
+    never pays for starting a pool. ``executor``, when given, runs the misses instead of the pool (a distributed
+    engine, through ``run_batch``); it must yield one outcome per task, in the tasks' order.
     """
     settings_list: list[Settings] = []
     index_of: dict[int, int] = {}
@@ -159,7 +189,11 @@ def check_files(files: Sequence[Path], settings_of: Callable[[Path], Settings], 
             misses.append((position, task))
     workers = min(jobs, len(misses) // MIN_FILES_PER_WORKER)
     tasks = [task for _, task in misses]
-    for (position, _), (result, key, entry, _hit) in zip(misses, _results(tasks, settings_list, mode, workers, cache is not None)):
+    if executor is not None:
+        outcomes = executor(tasks, settings_list, mode, cache is not None) if tasks else iter(())
+    else:
+        outcomes = _results(tasks, settings_list, mode, workers, cache is not None)
+    for (position, _), (result, key, entry, _hit) in zip(misses, outcomes):
         if cache is not None and key is not None:
             cache.record(key, entry, False)
         results[position] = result

@@ -14,7 +14,7 @@ HELP = "Audit checkpoints without loading them: will torch.load(weights_only=Tru
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="checkpoint files or folders")
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="checkpoint files or folders (or fsspec URLs)")
     parser.add_argument("--torch-version", metavar="X.Y",
                         help=f"torch release to judge against (default: the installed torch, else {NEWEST_KNOWN})")
     parser.add_argument("--output-format", choices=("full", "json", "sarif"), default="full")
@@ -23,6 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", action="store_true", help="also list the files a folder scan skipped, and why")
     parser.add_argument("--convert-to-safetensors", metavar="OUT",
                         help="write a loadable checkpoint to OUT as safetensors plus OUT.json (needs torch and safetensors)")
+    from torchpatch.frontends.executors import scan
+
+    scan.add_arguments(parser)
 
 
 def installed_torch() -> Version | None:
@@ -128,6 +131,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"torch {version} is older than the oldest release whose rules are known ({oldest})")
     if version > newest:
         raise UsageError(f"torch {version} is newer than the newest release whose rules are known ({newest})")
+    from torchpatch.frontends.executors import scan
+
+    if scan.wanted(args):  # --report, --files-from, --resume, --executor ray, URLs
+        return scan.run_audit(args, version)
+    if not args.paths:
+        raise UsageError("no checkpoints given: name files or folders")
     named, found, skipped = _files(args.paths)
     reports = [audit_path(path, version) for path in named]
     for path in found:

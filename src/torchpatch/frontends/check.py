@@ -61,6 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", type=Path, help="where the cache lives (default: .torchpatch_cache, "
                                                        "or $TORCHPATCH_CACHE_DIR)")
     parser.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+    from torchpatch.frontends.executors import scan
+
+    scan.add_arguments(parser)
 
 
 def _codes(value: str) -> list[str]:
@@ -141,6 +144,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_paths(args: argparse.Namespace, resolver: SettingsResolver, report: "_Report") -> int:
+    from torchpatch.frontends.executors import scan
+
+    if scan.wanted(args):  # --report, --files-from, --resume, --executor ray
+        return _run_scan(args, resolver, report)
     paths = args.paths or [Path(".")]
     for path in paths:
         if not path.exists():
@@ -168,6 +175,18 @@ def _run_paths(args: argparse.Namespace, resolver: SettingsResolver, report: "_R
     if cache is not None:
         cache.save()
     return report.finish(results)
+
+
+def _run_scan(args: argparse.Namespace, resolver: SettingsResolver, report: "_Report") -> int:
+    from torchpatch.engine import cache as result_cache
+    from torchpatch.engine.parallel import Mode, available_cores
+    from torchpatch.frontends.executors import scan
+
+    mode = Mode(fix=args.fix or args.diff, unsafe_fixes=args.unsafe_fixes, add_todos=args.add_todos)
+    cache = None
+    if not args.no_cache:
+        cache = result_cache.ResultCache(args.cache_dir or result_cache.default_cache_dir(), mode.cache_name())
+    return scan.run_check(args, resolver, report.finish, mode, cache, args.jobs or available_cores())
 
 
 def _run_stdin(args: argparse.Namespace, resolver: SettingsResolver, report: "_Report") -> int:

@@ -1,0 +1,343 @@
+"""Large scans for ``check`` and ``audit``: ``--report``, ``--files-from``, ``--resume``, ``--executor ray``
+and (for ``audit``) fsspec URLs. The per-file work is the same pure function as ``-j`` runs; only where
+it runs and how the results are gathered differ, and the results come back in input order.
+
+``--resume REPORT`` reuses a file's row when its path, size and mtime, torchpatch's version and the
+settings are those of the report (no content hash: hashing would read every byte of every checkpoint,
+and a checkpoint behind a URL is read by byte ranges). Only ``checked`` rows are reused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from torchpatch.engine import report as report_rows
+from torchpatch.frontends.executors import ray_executor, remote_files
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("large scans")
+    group.add_argument("--executor", choices=("local", "ray"), default="local",
+                       help="where files are checked: this machine (default), or a Ray cluster (extra [ray])")
+    group.add_argument("--ray-address", metavar="ADDRESS",
+                       help="join this Ray cluster (default: $RAY_ADDRESS, else start a local one)")
+    group.add_argument("--report", type=Path, metavar="PATH",
+                       help="also write one row per input file to PATH (.jsonl, or .parquet with pyarrow)")
+    group.add_argument("--files-from", metavar="FILE", help="read paths, one per line, from FILE (- for stdin)")
+    group.add_argument("--resume", type=Path, metavar="REPORT",
+                       help="skip files whose row in REPORT is still valid (same path, size, mtime, settings)")
+
+
+def wanted(args: argparse.Namespace) -> bool:
+    return bool(args.executor != "local" or args.ray_address or args.report or args.files_from or args.resume
+                or any(remote_files.is_url(str(p)) for p in args.paths))
+
+
+def _usage_error(message: str) -> Exception:
+    from torchpatch.frontends.cli import UsageError
+
+    return UsageError(message)
+
+
+def _prepare(args: argparse.Namespace, tool: str) -> tuple[list[str], dict[str, dict]]:
+    """(the named inputs, reusable rows of --resume): every usage check before any work."""
+    if args.ray_address and args.executor != "ray":
+        raise _usage_error("--ray-address needs --executor ray")
+    if args.executor == "ray":
+        try:
+            ray_executor.import_ray()
+        except ray_executor.RayMissing as error:
+            raise _usage_error(str(error)) from None
+    try:
+        if args.report is not None:
+            report_rows.validate_path(args.report)
+        reused = report_rows.resumable(report_rows.read_rows(args.resume)) if args.resume else {}
+    except report_rows.ReportError as error:
+        raise _usage_error(str(error)) from None
+    names = [str(p) for p in args.paths]
+    if args.files_from:
+        try:
+            names += remote_files.read_files_from(args.files_from)
+        except remote_files.InputError as error:
+            raise _usage_error(str(error)) from None
+    if tool == "check" and any(remote_files.is_url(name) for name in names):
+        raise _usage_error("check reads local files (a checkout); URLs are for `torchpatch audit`")
+    return names, reused
+
+
+def _stat(path: str) -> tuple[int | None, float | None]:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None, None
+    return info.st_size, info.st_mtime
+
+
+def _write_report(args: argparse.Namespace, rows: list[dict], tool: str) -> None:
+    if args.report is None:
+        return
+    try:
+        report_rows.write_rows(args.report, rows, tool)
+    except report_rows.ReportError as error:
+        raise _usage_error(str(error)) from None
+
+
+class _Session:
+    """Ray connected for the length of one command (and shut down if this command started it).
+
+    While Ray runs, stdout points at stderr: Ray prints its own messages (a worker that died) to the
+    driver's stdout, and stdout is for the report alone (json and sarif are read by programs)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.started = False
+        self.stdout = None
+
+    def __enter__(self) -> "_Session":
+        if self.args.executor == "ray":
+            self.stdout, sys.stdout = sys.stdout, sys.stderr
+            try:
+                self.started = ray_executor.connect(self.args.ray_address)
+            except (ConnectionError, TimeoutError, RuntimeError, ValueError) as error:
+                self.__exit__()
+                raise _usage_error(f"--ray-address: cannot join the Ray cluster: {error}") from None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            if self.started:
+                import ray
+
+                ray.shutdown()
+        finally:
+            if self.stdout is not None:
+                sys.stdout, self.stdout = self.stdout, None
+
+
+# -- check ----------------------------------------------------------------------------------------------
+
+def check_batch(shared: tuple, tasks: Sequence) -> list:
+    """One Ray task: a batch of files checked by the same code as ``-j``."""
+    from torchpatch.engine.parallel import run_batch
+
+    settings_list, mode, keyed = shared
+    return run_batch(settings_list, mode, keyed, tasks)
+
+
+#: What each Ray task runs (tests replace it with one that kills its worker).
+CHECK_BATCH: Callable[[tuple, Sequence], list] = check_batch
+
+
+def _ray_check_executor(tasks, settings_list, mode, keyed):
+    """Workers get absolute paths (their working folder, or their node, is not this one's); the results
+    are named as the user named the files."""
+    from torchpatch.engine.parallel import crashed_result
+
+    def lost(task, why):
+        return crashed_result(task[0], why), None, None, False
+
+    remote_tasks = [(Path(os.path.abspath(path)), index) for path, index in tasks]
+    outcomes = ray_executor.ray_map(CHECK_BATCH, (settings_list, mode, keyed), remote_tasks, lost)
+    for (path, _), outcome in zip(tasks, outcomes):
+        result = outcome[0]
+        result.path = path
+        for finding in result.findings:
+            finding.path = path
+        yield outcome
+
+
+def run_check(args: argparse.Namespace, resolver, finish: Callable[[list], int], mode, cache, jobs: int) -> int:
+    """``check`` with the large-scan options; ``finish`` prints the usual report and gives the exit code."""
+    from torchpatch.engine.discover import discover
+    from torchpatch.engine.parallel import check_files
+    from torchpatch.frontends.check import file_filter
+
+    if mode.fix and args.executor == "ray":
+        raise _usage_error("--executor ray only checks: run --fix and --diff on the checkout itself")
+    names, reused = _prepare(args, "check")
+    listed = [Path(name) for name in names] or [Path(".")]
+    for path in map(Path, (str(p) for p in args.paths)):
+        if not path.exists():
+            raise _usage_error(f"{path}: no such file or directory")
+    # A listed file that is missing is reported for that file (cannot read), never dropped.
+    files = discover(listed, lambda folder: file_filter(resolver.for_folder(folder)),
+                     respect_gitignore=args.respect_gitignore, force_exclude=args.force_exclude)
+    if not files:
+        print("warning: No Python files found under the given path(s)", file=sys.stderr)
+    identity: dict[Path, tuple] = {}
+    carried: dict[Path, dict] = {}
+    to_check: list[Path] = []
+    for path in files:
+        settings = resolver.for_file(path)
+        size, mtime = _stat(str(path))
+        config = report_rows.config_digest("check", mode.cache_name(), settings.result_key(path))
+        identity[path] = (size, mtime, config)
+        row = reused.get(str(path))
+        if report_rows.still_valid(row, size, mtime, config):
+            carried[path] = row
+        else:
+            to_check.append(path)
+    executor = _ray_check_executor if args.executor == "ray" else None
+    with _Session(args):
+        results = check_files(to_check, resolver.for_file, mode, jobs, cache, None, executor)
+    if cache is not None:
+        cache.save()
+    by_path = {result.path: result for result in results}
+    rows = [carried[path] if path in carried else report_rows.check_row(by_path[path], *identity[path])
+            for path in files]
+    _write_report(args, rows, "check")
+    if carried and not args.quiet:
+        print(f"--resume: {len(carried)} file(s) kept from {args.resume}", file=sys.stderr)
+    code = finish(results)
+    if code == 0 and not args.exit_zero and any(row.get("findings") for row in carried.values()):
+        return 1
+    return code
+
+
+# -- audit ----------------------------------------------------------------------------------------------
+
+def audit_one(version, name: str, size: int | None):
+    """(Report, bytes read, read requests) for one local path or URL; fails closed like ``audit_path``."""
+    from torchpatch.audit.auditor import Report, audit_stream
+
+    reader = None
+    try:
+        if remote_files.is_url(name):
+            fs, path = remote_files.filesystem(name)
+            if size is None:
+                size = fs.info(path)["size"]
+            reader = remote_files.RangeReader(fs, path, size)
+            report = audit_stream(reader, size, name, version)
+        else:
+            size = os.path.getsize(name)
+            with open(name, "rb", buffering=0) as stream:
+                reader = remote_files.CountingReader(stream)
+                report = audit_stream(reader, size, name, version)
+    except (OSError, remote_files.InputError) as error:
+        report = Report(name, torch_version=str(version))
+        report.reason = f"cannot read: {getattr(error, 'strerror', None) or error}"
+    except (ValueError, EOFError, RecursionError, MemoryError) as error:
+        report = Report(name, torch_version=str(version))
+        report.reason = f"cannot be parsed: {type(error).__name__}: {error}"
+    except Exception as error:  # a bug in torchpatch: this file is unreadable (fail closed), the run goes on
+        report = Report(name, torch_version=str(version))
+        report.reason = f"internal error: {type(error).__name__}: {error}"
+    fetched = reader.bytes_fetched if reader is not None else 0
+    requests = reader.requests if reader is not None else 0
+    return report, fetched, requests
+
+
+def audit_batch(version, items: Sequence[tuple[str, int | None]]) -> list:
+    return [audit_one(version, name, size) for name, size in items]
+
+
+#: What each Ray task runs (tests replace it with one that kills its worker).
+AUDIT_BATCH: Callable[[Any, Sequence], list] = audit_batch
+
+
+def _audit_inputs(names: list[str], strict: int) -> tuple[list[tuple[str, int | None, float | None, bool]], list]:
+    """((name, size, mtime, found in a folder) for every input, in order; (path, why) skipped in folders).
+
+    Local folders are walked as ``audit`` walks them. The first ``strict`` names (the command line) must
+    exist; a missing file of a ``--files-from`` list is audited as unreadable, never dropped."""
+    from torchpatch.frontends.audit import _files
+
+    inputs, skipped = [], []
+    for position, name in enumerate(names):
+        if remote_files.is_url(name):
+            try:
+                files, is_folder = remote_files.expand_url(name)
+            except remote_files.InputError as error:
+                raise _usage_error(str(error)) from None
+            inputs += [(f.url, f.size, f.mtime, is_folder) for f in files]
+            continue
+        if position >= strict and not os.path.lexists(name):
+            inputs.append((name, None, None, False))
+            continue
+        named, found, walked = _files([name])
+        skipped += walked
+        for path in named + found:
+            inputs.append((path, *_stat(path), path in found))
+    return inputs, skipped
+
+
+def run_audit(args: argparse.Namespace, version) -> int:
+    from torchpatch.audit.auditor import Report
+    from torchpatch.audit.report import EXIT_CODES, as_dict, exit_code, render_full, render_json, render_sarif
+    from torchpatch.frontends.audit import _skippable
+
+    if args.verify or args.convert_to_safetensors:
+        raise _usage_error("--verify and --convert-to-safetensors run torch on this machine: not with the large-scan options")
+    names, reused = _prepare(args, "audit")
+    if not names:
+        raise _usage_error("no checkpoints given (paths, URLs or --files-from)")
+    inputs, walk_skipped = _audit_inputs(names, len(args.paths))
+    config = report_rows.config_digest("audit", str(version))
+    carried: dict[str, dict] = {}
+    to_audit: list[tuple[str, int | None, float | None, bool]] = []
+    for item in inputs:
+        row = reused.get(item[0])
+        if report_rows.still_valid(row, item[1], item[2], config):
+            carried[item[0]] = row
+        else:
+            to_audit.append(item)
+    work = [(name, size) for name, size, _, _ in to_audit]
+    with _Session(args):
+        if args.executor == "ray":
+            def lost(item, why):
+                report = Report(item[0], torch_version=str(version))
+                report.reason = f"internal error: {why}"
+                return report, 0, 0
+
+            remote_work = [(name if remote_files.is_url(name) else os.path.abspath(name), size) for name, size in work]
+            outcomes = list(ray_executor.ray_map(AUDIT_BATCH, version, remote_work, lost))
+            for (name, _), (sent, _), (report, _, _) in zip(work, remote_work, outcomes):
+                report.filename = name
+                report.snippet = report.snippet.replace(repr(sent), repr(name))  # torch.load(NAME, ...)
+        else:
+            outcomes = AUDIT_BATCH(version, work)
+    audited = {item[0]: (item, outcome) for item, outcome in zip(to_audit, outcomes)}
+    rows, reports, skipped = [], [], list(walk_skipped)
+    for name, why in walk_skipped:
+        size, mtime = _stat(name)
+        rows.append({"path": name, "status": "skipped", "reason": why, "size": size, "mtime": mtime, "config": config,
+                     "verdict": None, "weights_only": None, "format": None, "findings": [], "allowlist": [],
+                     "bytes_read": 0})
+    for name, size, mtime, in_folder in inputs:
+        if name in carried:
+            rows.append(carried[name])
+            continue
+        _, (report, fetched, _requests) = audited[name]
+        row = {"path": name, "size": size, "mtime": mtime, "config": config, "bytes_read": fetched}
+        if in_folder and _skippable(name, report):
+            skipped.append((name, report.reason))
+            row.update(status="skipped", reason=report.reason, verdict=None, weights_only=None, format=None,
+                       findings=[], allowlist=[])
+        else:
+            reports.append(report)
+            data = as_dict(report)
+            row.update(status="failed" if report.verdict == "unreadable" else "checked", reason=report.reason,
+                       verdict=report.verdict, weights_only=report.weights_only, format=report.format,
+                       findings=data["findings"], allowlist=report.allowlist)
+        rows.append(row)
+    if args.verbose:
+        for name, why in skipped:
+            print(f"skipped {name}: {why}", file=sys.stderr)
+    if not reports and not carried:
+        hint = "" if args.verbose else " (--verbose lists them)"
+        raise _usage_error(f"nothing audited: {len(skipped)} file(s) found, none of them a checkpoint{hint}")
+    _write_report(args, rows, "audit")
+    if carried:
+        print(f"--resume: {len(carried)} file(s) kept from {args.resume}", file=sys.stderr)
+    if args.output_format == "json":
+        print(render_json(reports))
+    elif args.output_format == "sarif":
+        print(render_sarif(reports, os.getcwd()))
+    else:
+        print(render_full(reports, len(skipped)))
+    kept = max((EXIT_CODES.get(row.get("verdict"), 3) for row in carried.values()), default=0)
+    return max(exit_code(reports), kept)
