@@ -126,13 +126,22 @@ def _replayed_scan(emulator: Emulator, member: Member) -> Scan:
     for written, module, name, offset in emulator.globals_seen:
         result.globals.append(Global(written, module, name, offset))
 
-    def symbolic(value: Any) -> Any:
-        if isinstance(value, Ref):
-            module, _, name = value.name.rpartition(".")
-            return Global(value.name, module, name, 0)
-        if isinstance(value, tuple):
-            return tuple(symbolic(item) for item in value)
-        return value
+    storage_types: dict[str, Global] = {}
+
+    def symbolic(pid: Any) -> Any:
+        # torch.save's ('storage', <storage class>, key, location, numel): only the class is a Ref.
+        if isinstance(pid, tuple) and len(pid) == 5 and isinstance(pid[1], Ref):
+            name = pid[1].name
+            if name not in storage_types:
+                module, _, attr = name.rpartition(".")
+                storage_types[name] = Global(name, module, attr, 0)
+            return (pid[0], storage_types[name], pid[2], pid[3], pid[4])
+        if isinstance(pid, tuple):
+            return tuple(symbolic(item) if isinstance(item, (tuple, Ref)) else item for item in pid)
+        if isinstance(pid, Ref):
+            module, _, attr = pid.name.rpartition(".")
+            return Global(pid.name, module, attr, 0)
+        return pid
 
     result.persistent = [Persistent(symbolic(pid), offset) for pid, offset in emulator.persistent_seen]
     return result

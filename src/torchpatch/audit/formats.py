@@ -82,7 +82,11 @@ class Opened:
 
     def torch_record(self, name: str) -> Record | None:
         """The zip record torch reads for ``name`` (case-insensitive, miniz's choice among duplicates)."""
-        return self.index.locate(name) if self.index is not None else self.records.get(name)
+        if self.index is None:
+            return self.records.get(name)
+        if self.index.unique is not None and name in self.records:
+            return self.records[name]  # names are unique even case-folded: the exact name is the one
+        return self.index.locate(name)
 
 
 FORMAT_NAMES = {
@@ -350,8 +354,11 @@ def _open_zip(stream: BinaryIO, size: int) -> Opened:
     for record in records:
         naive[record.name] = record
         copies.setdefault(index.keys[record.index], []).append(record)
-    for record in records:
-        opened.records.setdefault(record.name, index.locate(record.name) or record)
+    if index.unique is not None:
+        opened.records = {record.name: record for record in records}
+    else:
+        for record in records:
+            opened.records.setdefault(record.name, index.locate(record.name) or record)
     for group in copies.values():
         if len(group) > 1:
             read = index.locate(group[0].name)

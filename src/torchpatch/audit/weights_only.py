@@ -189,6 +189,14 @@ def result_type(func: str, args: Any) -> Any:
     return Obj("?")
 
 
+def _fixed_result_type(func: str) -> str | None:
+    """The type result_type gives ``func(...)`` whatever its arguments, or None when it depends on them."""
+    if (func in ("torch._tensor._rebuild_from_type_v2", "numpy.dtype", "numpy.core.multiarray.dtype", "numpy._core.multiarray.dtype",
+                 "numpy.random._pickle.__bit_generator_ctor", "_codecs.encode") or func.endswith("multiarray._reconstruct")):
+        return None
+    return result_type(func, ()).type
+
+
 # numpy.random's unpickle helpers (numpy/random/_pickle.py) and what each returns, so torch's
 # BUILD check sees the real type: it then calls that type's __setstate__ if allowlisted.
 _NUMPY_RNG_CTORS = {
@@ -282,6 +290,7 @@ class Emulator:
         allowed_opcodes = self.rules.opcodes
         unpack_u4 = _U4.unpack_from
         unpack_i4 = _I4.unpack_from
+        reduce_cache: dict[str, tuple[bool, str | None]] = {}
         while True:
             at = pos
             if pos >= end_of_data:
@@ -361,9 +370,12 @@ class Emulator:
                     func = stack[-1]
                     if not isinstance(func, Ref):
                         raise Refusal("reduce", _describe(func), base + at, f"REDUCE on {_describe(func)}, which is not an allowlisted function")
-                    if _not_callable(func.name):
+                    known = reduce_cache.get(func.name)
+                    if known is None:
+                        known = reduce_cache[func.name] = (_not_callable(func.name), _fixed_result_type(func.name))
+                    if known[0]:
                         raise malformed(f"REDUCE calls {func.name}, which is not callable", at)
-                    stack[-1] = result_type(func.name, args)
+                    stack[-1] = Obj(known[1]) if known[1] is not None else result_type(func.name, args)
                 elif op == 0x62:  # BUILD
                     state = stack.pop()
                     inst = stack[-1]
