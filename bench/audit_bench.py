@@ -1,6 +1,13 @@
 """Compare torchpatch audit with picklescan, modelscan and fickling on the generated corpus."""
 
-# Usage: python bench/audit_bench.py   (needs torch, numpy and safetensors to build the corpus)
+# Usage: python bench/audit_bench.py [--speed] [--peers] [--corpus]   (default: all three;
+# needs torch, numpy and safetensors to build the corpus)
+#   --speed   a 20,000-tensor state dict audited side by side with torch.load(weights_only=True,
+#             mmap=True), and a 2M-opcode pickle (medians of 3, CPU and wall seconds)
+#   --peers   picklescan's, modelscan's and fickling's own sample folders when present
+#             (TORCHPATCH_PEER_SAMPLES, colon-separated, else /work/realcode/<tool>/tests/...):
+#             out-of-sample catch rates of every tool
+#   --corpus  the generated corpus (tests/audit/make_corpus.py), every tool's CLI once per file
 # The other tools are pip-installed into bench/.cache/venv (gitignored). Each tool runs as its CLI,
 # once per file, the way a CI job would: a file is flagged when the exit code says "found
 # something", an error when the tool fails or skips it. Results: a Markdown table on stdout and
@@ -142,7 +149,136 @@ def in_process_timings(labels: dict, folder: Path) -> dict[str, float]:
             "weights_only_agreement": agree / len(labels), "sparse_6GiB_ms": huge_ms}
 
 
+def _median_run(function, repeat: int = 3) -> tuple[float, float]:
+    """(median CPU seconds, median wall seconds) of ``function()``."""
+    cpu, wall = [], []
+    for _ in range(repeat):
+        start_cpu, start_wall = time.process_time(), time.perf_counter()
+        function()
+        cpu.append(time.process_time() - start_cpu)
+        wall.append(time.perf_counter() - start_wall)
+    return statistics.median(cpu), statistics.median(wall)
+
+
+# torch's side, timed in its own process so its imports do not count: torch.load with mmap=True
+# (tensor data is not read, as the audit does not read it).
+TORCH_LOAD_TIMING = r'''
+import json, statistics, sys, time, warnings
+import torch
+warnings.simplefilter("ignore")
+cpu, wall = [], []
+for _ in range(3):
+    c, w = time.process_time(), time.perf_counter()
+    torch.load(sys.argv[1], weights_only=True, mmap=True)
+    cpu.append(time.process_time() - c)
+    wall.append(time.perf_counter() - w)
+print(json.dumps([statistics.median(cpu), statistics.median(wall)]))
+'''
+
+
+def speed() -> dict:
+    import pickle
+
+    from torchpatch.audit.auditor import audit_path
+    from torchpatch.versions import Version
+
+    CACHE.mkdir(parents=True, exist_ok=True)
+    state_dict = CACHE / "state-dict-20000.pt"
+    if not state_dict.exists():
+        subprocess.run([sys.executable, "-c", "import sys, torch; torch.save({f'layer{i}.weight': torch.zeros(2) for i in range(20000)}, sys.argv[1])",
+                        str(state_dict)], check=True)
+    done = subprocess.run([sys.executable, "-c", TORCH_LOAD_TIMING, str(state_dict)], check=True, capture_output=True, text=True)
+    torch_cpu, torch_wall = json.loads(done.stdout.strip().splitlines()[-1])
+    audit_cpu, audit_wall = _median_run(lambda: audit_path(str(state_dict), Version(2, 13)))
+    opcodes = CACHE / "opcodes-2M.pkl"
+    if not opcodes.exists():
+        opcodes.write_bytes(pickle.dumps(list(range(2_000_000)), protocol=2))  # 2,000,004 opcodes
+    big_cpu, big_wall = _median_run(lambda: audit_path(str(opcodes), Version(2, 13)))
+    result = {"state_dict_20000": {"torch_load_mmap": [torch_cpu, torch_wall], "audit": [audit_cpu, audit_wall],
+                                   "speedup_cpu": torch_cpu / audit_cpu, "speedup_wall": torch_wall / audit_wall},
+              "pickle_2M_opcodes": {"audit": [big_cpu, big_wall]}}
+    print(f"20,000-tensor state dict: torch.load(weights_only=True, mmap=True) {torch_cpu:.2f} CPU-s ({torch_wall:.2f} s wall), "
+          f"torchpatch audit {audit_cpu:.2f} CPU-s ({audit_wall:.2f} s wall): {torch_cpu / audit_cpu:.1f}x faster (CPU), "
+          f"{torch_wall / audit_wall:.1f}x (wall)")
+    print(f"2M-opcode pickle: torchpatch audit {big_cpu:.2f} CPU-s ({big_wall:.2f} s wall)")
+    return result
+
+
+# Each sample's label, from the peer's own test expectations: every file their tests call
+# malicious, dangerous or an exploit is malicious; the rest are benign (including pickles that
+# only call pickle.loads on a benign literal, which picklescan flags and torchpatch audits).
+PEER_MALICIOUS_NAMES = frozenset("""
+    broken_model.pkl cloudpickle_codeinjection.pkl dns_exfiltration.npy io_FileIO.pkl keyerror-exploit.pkl
+    logging_FileHandler.pkl type-confusion-exploit.pkl types_CodeType.pkl urllib_request_urlopen.pkl
+    pytorch_magic_bypass.pt sys_module_override_sploit.pkl unsafe_zip_pytorch.pt
+""".split())
+PEER_NESTED_BENIGN = frozenset({"malicious13a.pkl", "malicious13b.pkl"})
+DEFAULT_PEER_FOLDERS = ("/work/realcode/picklescan/tests/data", "/work/realcode/picklescan/tests/data2",
+                        "/work/realcode/modelscan/tests/data", "/work/realcode/fickling/test/fixtures")
+
+
+def peer_label(name: str) -> str:
+    if name in PEER_NESTED_BENIGN:
+        return "nested-benign"
+    if name.startswith(("malicious", "GHSA-")) or name in PEER_MALICIOUS_NAMES:
+        return "malicious"
+    return "benign"
+
+
+def peers(with_tools: bool = True) -> dict:
+    from torchpatch.audit.auditor import audit_path
+    from torchpatch.versions import Version
+
+    folders = os.environ.get("TORCHPATCH_PEER_SAMPLES")
+    candidates = folders.split(":") if folders else DEFAULT_PEER_FOLDERS
+    files = sorted(p for folder in candidates if Path(folder).is_dir() for p in Path(folder).iterdir() if p.is_file())
+    if not files:
+        print("peer samples: none found (set TORCHPATCH_PEER_SAMPLES)")
+        return {}
+    labels = {str(p): peer_label(p.name) for p in files}
+    rows: dict[str, dict[str, str]] = {"torchpatch audit": {}}
+    for path in labels:
+        report = audit_path(path, Version(2, 13))
+        rows["torchpatch audit"][path] = {"malicious": "flagged", "unreadable": "error"}.get(report.verdict, "clean")
+    if with_tools:
+        bin_dir = tool_venv()
+        for tool, (command, outcomes) in tools(bin_dir).items():
+            if tool != "torchpatch audit":
+                rows[tool] = {path: run_tool(command, outcomes, path)[0] for path in labels}
+    malicious = [p for p, l in labels.items() if l == "malicious"]
+    benign = [p for p, l in labels.items() if l == "benign"]
+    print(f"\npeer samples: {len(labels)} files from {', '.join(sorted({str(Path(p).parent) for p in labels}))} "
+          f"({len(malicious)} malicious, {len(benign)} benign, {len(labels) - len(malicious) - len(benign)} nested-benign)\n")
+    print("| tool | malicious detected | errors/unreadable (malicious) | false alarms on benign |")
+    print("|---|---|---|---|")
+    summary = {}
+    for tool, outcome in rows.items():
+        detected = sum(outcome[p] == "flagged" for p in malicious) / len(malicious)
+        errors = sum(outcome[p] == "error" for p in malicious) / len(malicious)
+        alarms = sum(outcome[p] == "flagged" for p in benign) / max(len(benign), 1)
+        summary[tool] = {"detected": detected, "errors": errors, "false_alarms": alarms,
+                         "missed": sorted(Path(p).name for p in malicious if outcome[p] != "flagged"),
+                         "false_alarm_files": sorted(Path(p).name for p in benign if outcome[p] == "flagged")}
+        print(f"| {tool} | {detected:.0%} | {errors:.0%} | {alarms:.0%} |")
+    print(f"\ntorchpatch misses: {summary['torchpatch audit']['missed']}; false alarms: {summary['torchpatch audit']['false_alarm_files']}")
+    return summary
+
+
 def main() -> int:
+    wanted = {arg.lstrip("-") for arg in sys.argv[1:]} or {"speed", "peers", "corpus"}
+    out: dict = {}
+    if "speed" in wanted:
+        out["speed"] = speed()
+    if "peers" in wanted:
+        out["peers"] = peers()
+    if "corpus" in wanted:
+        out.update(corpus())
+    CACHE.mkdir(parents=True, exist_ok=True)
+    (CACHE / "results.json").write_text(json.dumps(out, indent=1))
+    return 0
+
+
+def corpus() -> dict:
     folder = CACHE / "corpus"
     labels = generate(str(folder))
     decisions = torch_decisions([str(folder / name) for name in labels])
@@ -187,9 +323,7 @@ def main() -> int:
     injected = env_note["fickling_injected"]
     caught = sum(v == "malicious" for v in injected.values())
     print(f"payloads injected by fickling --inject (not written by torchpatch's authors): {caught} of {len(injected)} flagged malicious")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    (CACHE / "results.json").write_text(json.dumps({"tools": results, **env_note}, indent=1))
-    return 0
+    return {"tools": results, **env_note}
 
 
 if __name__ == "__main__":

@@ -175,6 +175,78 @@ def malicious_files(tmp_marker: str) -> dict[str, bytes]:
     files["mal_obj_opcode.pt"] = z(b"(cos\ngetcwd\no.")
     files["mal_newobj_ex.pt"] = z(b"\x80\x04" + op_short_str("subprocess") + op_short_str("Popen") + b"\x93" + b"(" + op_str("echo never-run") + b"t}\x92.")
     files["mal_logging_handler.pt"] = z(payload_pickle(call(op_global("logging", "FileHandler"), op_str(tmp_marker))))
+    files.update(peer_techniques(tmp_marker))
+    return files
+
+
+def _zip(entries: list[tuple[str, bytes]]) -> bytes:
+    buffer = io.BytesIO()
+    with warnings.catch_warnings(), zipfile.ZipFile(buffer, "w") as archive:
+        warnings.simplefilter("ignore")  # duplicate names are sometimes the point
+        for name, raw in entries:
+            archive.writestr(name, raw)
+    return buffer.getvalue()
+
+
+def _npy_object(pickled: bytes) -> bytes:
+    header = b"{'descr': '|O', 'fortran_order': False, 'shape': (1,), }"
+    header += b" " * (63 - len(header) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + pickled
+
+
+def frame_divergence(hidden: bytes) -> bytes:
+    """A FRAME whose length disagrees with the BINBYTES inside it: pickle.load(file) runs the
+    bytes a linear reader takes for the operand (cpython#154848, fickling's bypass test)."""
+    return (b"\x80\x05N" + b"V" + b"a" * (8192 * 16 - 17) + b"\n" + b"0(" + b"\x95" + struct.pack("<Q", 2)
+            + b"B" + b"\x07\x01\x00\x00" + b"\x00\x00" + (hidden + b"(").ljust(256 + 5, b"N") + b"1.")
+
+
+def peer_techniques(tmp_marker: str) -> dict[str, bytes]:
+    """The attack techniques of picklescan's, modelscan's and fickling's published samples,
+    rebuilt here with harmless payloads (print, a marker-file touch, commands never run)."""
+    z = torch_zip
+    plain_print = b"\x80\x02" + PRINT + b"."
+    touch = b"]" + op_str("touch") + b"a" + op_str(tmp_marker) + b"a"
+    files = {
+        # picklescan malicious6.pkl: the payload is the second pickle of the stream.
+        "mal_second_pickle.pkl": pickle.dumps(["a", "b", "c"], protocol=4) + plain_print,
+        # picklescan malicious1_wrong_ext.zip: a pickle in a zip that is not a torch archive.
+        "mal_zip_wrong_ext.zip": _zip([("data.txt", plain_print)]),
+        # picklescan dns_exfiltration.npy / object_arrays.npz: object arrays carry pickles.
+        "mal_object.npy": _npy_object(plain_print),
+        "mal_object.npz": _zip([("a.npy", _npy_object(pickle.dumps(["x"], protocol=2))), ("b.npy", _npy_object(plain_print))]),
+        # fickling test_frame_boundary_divergence.
+        "mal_frame_divergence.pkl": frame_divergence(b"cbuiltins\nprint\n" + b"Vharmless\n" + b"\x85R"),
+        # issue 9: classes that run code when built, and re-exports of subprocess.
+        "mal_reexported_popen.pt": z(payload_pickle(call(op_global("torch.utils.cpp_extension", "subprocess.Popen"), touch))),
+        "mal_filestore.pt": z(payload_pickle(call(op_global("torch.distributed", "FileStore"), op_str(tmp_marker), b"K\x01"))),
+        "mal_mako_template.pt": z(payload_pickle(call(op_global("mako.template", "Template"), op_str("${1 + 1}")))),
+        "mal_module_walk.pt": z(payload_pickle(call(op_global("mypkg", "tools.subprocess.Popen"), touch))),
+        # picklescan io_FileIO / urllib_request_urlopen / types_CodeType / cloudpickle samples.
+        "mal_fileio.pt": z(payload_pickle(call(op_global("_io", "FileIO"), op_str(tmp_marker), op_str("w")))),
+        "mal_urlopen.pt": z(payload_pickle(call(op_global("urllib.request", "urlopen"), op_str("http://127.0.0.1:9/")))),
+        "mal_codetype.pt": z(payload_pickle(call(op_global("types", "CodeType"), b"K\x00"))),
+        "mal_cloudpickle.pt": z(payload_pickle(call(op_global("cloudpickle.cloudpickle", "_make_function"), b"N"))),
+        # picklescan keyerror/type-confusion exploits: STACK_GLOBAL fed a global as module name.
+        "mal_stack_global_confusion.pt": z(payload_pickle(op_global("os", "getcwd") + b"\x94" + op_short_str("getcwd") + b"\x93)R", protocol=4)),
+        # picklescan pytorch_magic_bypass.pt: the legacy magic number computed by eval().
+        "mal_magic_eval.pt": (b"\x80\x02" + call(op_global("builtins", "eval"), op_str("0x1950A86A20F9469CFC6C")) + b"."
+                              + pickle.dumps(1001, protocol=2) + pickle.dumps({}, protocol=2) + pickle.dumps({}, protocol=2)
+                              + pickle.dumps([], protocol=2)),
+        # picklescan malicious-invalid-bytes.pkl / broken_model.pkl: the payload, then garbage.
+        "mal_then_garbage.pkl": b"\x80\x02" + PRINT + b"0\xff\xfe\xfd",
+        # torch's zip reader: case-insensitive names, and the 4th of 4 copies is the one it reads.
+        "mal_case_folded_data_pkl.pt": _zip([("archive/DATA.PKL", payload_pickle(PRINT)), ("archive/version", b"3\n")]),
+        "mal_fourth_copy.pt": _zip([("archive/data.pkl", pickle.dumps({}, protocol=2))] * 3
+                                   + [("archive/data.pkl", payload_pickle(PRINT)), ("archive/version", b"3\n")]),
+    }
+    # picklescan malicious1_0x1/0x20/0x40.zip: general-purpose flag bits torch refuses, others may not.
+    raw = z(payload_pickle(PRINT))
+    for bit in (0x20, 0x40):
+        flagged = bytearray(raw)
+        at = flagged.find(b"PK\x01\x02")
+        flagged[at + 8] |= bit
+        files[f"mal_zip_flag_{bit:#x}.pt"] = bytes(flagged)
     return files
 
 

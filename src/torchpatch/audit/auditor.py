@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import mmap
 import os
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -17,11 +18,12 @@ from torchpatch.audit.formats import (
     open_checkpoint,
 )
 from torchpatch.audit.torchscript import analyse, jit_global_status
-from torchpatch.audit.pickle_scan import Call, Container, Global, Persistent, Unresolved, scan_bytes
+from torchpatch.audit.pickle_scan import Call, Container, Global, Persistent, Scan, Unresolved, scan_bytes
 from torchpatch.audit.weights_only import (
     MAGIC_NUMBER,
     PROTOCOL_VERSION,
     Emulator,
+    Ref,
     Refusal,
     Rules,
     known_releases,
@@ -72,7 +74,12 @@ def audit_path(path: str, version: Version) -> Report:
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as stream:
-            return audit_stream(stream, size, path, version)
+            if size == 0:
+                return audit_stream(stream, size, path, version)
+            # Mapped, the thousands of small reads of a large archive's directory and headers
+            # are memory copies, not system calls.
+            with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                return audit_stream(mapped, size, path, version)
     except OSError as error:
         report = Report(path, torch_version=str(version))
         report.reason = f"cannot read: {error.strerror or error}"
@@ -90,6 +97,17 @@ def audit_stream(stream: BinaryIO, size: int, filename: str, version: Version, d
     opened = open_checkpoint(stream, size)
     report.format = opened.format
     report.findings.extend(opened.findings)
+    first = None
+    if opened.format == "torch-zip" and not opened.unreadable and not opened.torch_error:
+        # The replay of torch's unpickler runs first: when it accepts data.pkl with torch's own
+        # allowlist, every global it met is in that allowlist, every call is to one of them and
+        # every BUILD/SETITEM target passed torch's type checks, so the symbolic walk of the same
+        # bytes could only repeat that; its globals and storage ids come from the replay instead.
+        replays: list[Emulator] = []
+        first = _emulate(opened, rules, frozenset(), filename, replays)
+        if first[0] and replays:
+            member = next(m for m in opened.members if m.read_by_torch)
+            member.scanned = _replayed_scan(replays[0], member)
     judge = _Judge(report, depth, version)
     for member in opened.members:
         judge.member(member)
@@ -97,9 +115,36 @@ def audit_stream(stream: BinaryIO, size: int, filename: str, version: Version, d
     if opened.format == "none":
         report.reason = opened.unreadable or "not a checkpoint"
         return report
-    _decide(opened, report, rules, judge)
+    _decide(opened, report, rules, judge, first)
     _advisories(opened, report, rules)
     return report
+
+
+def _replayed_scan(emulator: Emulator, member: Member) -> Scan:
+    """The Scan of a pickle torch's replay accepted, from what the replay recorded."""
+    result = Scan(start=member.base, end=member.base + len(member.data), protocol=2)
+    for written, module, name, offset in emulator.globals_seen:
+        result.globals.append(Global(written, module, name, offset))
+
+    storage_types: dict[str, Global] = {}
+
+    def symbolic(pid: Any) -> Any:
+        # torch.save's ('storage', <storage class>, key, location, numel): only the class is a Ref.
+        if isinstance(pid, tuple) and len(pid) == 5 and isinstance(pid[1], Ref):
+            name = pid[1].name
+            if name not in storage_types:
+                module, _, attr = name.rpartition(".")
+                storage_types[name] = Global(name, module, attr, 0)
+            return (pid[0], storage_types[name], pid[2], pid[3], pid[4])
+        if isinstance(pid, tuple):
+            return tuple(symbolic(item) if isinstance(item, (tuple, Ref)) else item for item in pid)
+        if isinstance(pid, Ref):
+            module, _, attr = pid.name.rpartition(".")
+            return Global(pid.name, module, attr, 0)
+        return pid
+
+    result.persistent = [Persistent(symbolic(pid), offset) for pid, offset in emulator.persistent_seen]
+    return result
 
 
 class _Judge:
@@ -244,11 +289,12 @@ def _kind(value: Any) -> str:
     return f"a {type(value).__name__} value"
 
 
-def _decide(opened: Opened, report: Report, rules: Rules, judge: _Judge) -> None:
+def _decide(opened: Opened, report: Report, rules: Rules, judge: _Judge, first: tuple | None = None) -> None:
     malicious = any(f.severity == "malicious" for f in report.findings)
     torch_members = [m for m in opened.members if m.read_by_torch]
     broken = opened.unreadable or any(m.scan.error for m in torch_members)
-    accepted, refusal = _emulate(opened, rules, frozenset(), report.filename)
+    # Storage-size checks may have made the archive unreadable since the first replay.
+    accepted, refusal = first if first is not None and not opened.unreadable else _emulate(opened, rules, frozenset(), report.filename)
     report.weights_only = "accept" if accepted else "reject"
     if malicious:
         report.verdict = "malicious"
@@ -275,7 +321,7 @@ def _decide(opened: Opened, report: Report, rules: Rules, judge: _Judge) -> None
         report.reason = f"torch {rules.version} loads it with weights_only=True as-is"
         return
     report.verdict = "needs-allowlist"
-    allowlist, dead_end, kinds = _infer_allowlist(opened, rules, report, judge)
+    allowlist, dead_end, kinds = _infer_allowlist(opened, rules, report, judge, (accepted, refusal))
     if allowlist is not None and not report.needs_full_unpickler:
         review = [name for name in allowlist if kinds.get(name, "").startswith("review")]
         report.allowlist = [name for name in allowlist if name not in review]
@@ -305,7 +351,8 @@ def _advice(opened: Opened, why: str) -> str:
     return "load it only if you trust its source, then re-save it as a plain state dict or safetensors"
 
 
-def _emulate(opened: Opened, rules: Rules, user: frozenset[str], filename: str) -> tuple[bool, Refusal | None]:
+def _emulate(opened: Opened, rules: Rules, user: frozenset[str], filename: str,
+             replays: list | None = None) -> tuple[bool, Refusal | None]:
     """Would torch.load(f, weights_only=True) accept the file? (accepted, refusal)."""
     fmt = opened.format
     if fmt == "safetensors":
@@ -333,6 +380,8 @@ def _emulate(opened: Opened, rules: Rules, user: frozenset[str], filename: str) 
         if fmt == "torch-zip":
             prefix = members[0].name.rsplit("/", 1)[0] + "/"
             emulator = Emulator(rules, user, lambda key: opened.torch_record(f"{prefix}data/{key}") is not None)
+            if replays is not None:
+                replays.append(emulator)
             emulator.load(members[0].data, members[0].base)
             return True, None
         emulator = Emulator(rules, user)
@@ -351,12 +400,14 @@ def _emulate(opened: Opened, rules: Rules, user: frozenset[str], filename: str) 
         return False, refusal
 
 
-def _infer_allowlist(opened: Opened, rules: Rules, report: Report, judge: _Judge) -> tuple[list[str] | None, str | None, dict[str, str]]:
-    """The smallest user allowlist that makes the emulated load succeed, or why none can."""
+def _infer_allowlist(opened: Opened, rules: Rules, report: Report, judge: _Judge,
+                     first: tuple[bool, Refusal | None]) -> tuple[list[str] | None, str | None, dict[str, str]]:
+    """The smallest user allowlist that makes the emulated load succeed, or why none can.
+    ``first`` is the replay without a user allowlist, already run."""
     user: list[str] = []
     kinds: dict[str, str] = {}
-    for _ in range(256):
-        accepted, refusal = _emulate(opened, rules, frozenset(user), report.filename)
+    for attempt in range(256):
+        accepted, refusal = first if attempt == 0 else _emulate(opened, rules, frozenset(user), report.filename)
         if accepted:
             return user, None, kinds
         if refusal is None or refusal.kind not in ("global", "build"):

@@ -10,7 +10,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from torchpatch.audit.pickle_scan import Scan, scan
+from torchpatch.audit.pickle_scan import Scan, scan, scan_data
 
 ZIP_MAGIC = b"PK\x03\x04"
 LEGACY_PICKLES = ("magic number", "protocol version", "sys_info", "object", "storage keys")
@@ -41,8 +41,14 @@ class Member:
     name: str
     data: bytes
     base: int
-    scan: Scan
+    scanned: Scan | None = None  # None: scanned on first use (see auditor.audit_stream)
     read_by_torch: bool = True
+
+    @property
+    def scan(self) -> Scan:
+        if self.scanned is None:
+            self.scanned = scan_data(self.data, 0, self.base)
+        return self.scanned
 
 
 @dataclass
@@ -76,7 +82,11 @@ class Opened:
 
     def torch_record(self, name: str) -> Record | None:
         """The zip record torch reads for ``name`` (case-insensitive, miniz's choice among duplicates)."""
-        return self.index.locate(name) if self.index is not None else self.records.get(name)
+        if self.index is None:
+            return self.records.get(name)
+        if self.index.unique is not None and name in self.records:
+            return self.records[name]  # names are unique even case-folded: the exact name is the one
+        return self.index.locate(name)
 
 
 FORMAT_NAMES = {
@@ -344,8 +354,11 @@ def _open_zip(stream: BinaryIO, size: int) -> Opened:
     for record in records:
         naive[record.name] = record
         copies.setdefault(index.keys[record.index], []).append(record)
-    for record in records:
-        opened.records.setdefault(record.name, index.locate(record.name) or record)
+    if index.unique is not None:
+        opened.records = {record.name: record for record in records}
+    else:
+        for record in records:
+            opened.records.setdefault(record.name, index.locate(record.name) or record)
     for group in copies.values():
         if len(group) > 1:
             read = index.locate(group[0].name)
@@ -402,7 +415,7 @@ def _open_zip(stream: BinaryIO, size: int) -> Opened:
             opened.findings.append(Finding(record.name, record.header_offset, "warning", "TPA204",
                                            f"{record.name} is DEFLATE-compressed: torch inflates it, but torch.save never writes that"))
         label = record.name if read_by_torch else f"{record.name} (#{record.index}, not read by torch)"
-        member = Member(label, data, record.data_offset, scan(io.BytesIO(data), record.data_offset), read_by_torch)
+        member = Member(label, data, record.data_offset, None, read_by_torch)
         if naive.get(record.name) is record and not read_by_torch and record.name.lower() in torch_pickle_names:
             member.name = f"{record.name} (#{record.index}, what Python's zipfile reads)"
         opened.members.append(member)
@@ -554,7 +567,11 @@ class MinizIndex:
     def __init__(self, records: list[Record]) -> None:
         self.records = records
         self.keys = [_lower(r.raw_name or r.name.encode("utf-8", "surrogateescape")) for r in records]
-        self.sorted = self._heap_sort()
+        # Without two names equal after folding, every sort order finds the same record, so a
+        # dict answers; the heap sort only decides among duplicates.
+        unique = dict(zip(self.keys, records))
+        self.unique = unique if len(unique) == len(records) else None
+        self.sorted = self._heap_sort() if self.unique is None else []
 
     def _less(self, left: int, right: int) -> bool:
         # mz_zip_reader_filename_less: byte-wise on the folded names, then the shorter first.
@@ -607,6 +624,8 @@ class MinizIndex:
     def locate(self, name: str) -> Record | None:
         """The record torch's ``getRecord(name)`` reads, or None when it has none."""
         key = _lower(name.encode("utf-8"))
+        if self.unique is not None:
+            return self.unique.get(key)
         low, high = 0, len(self.sorted) - 1
         while low <= high:
             middle = low + ((high - low) >> 1)

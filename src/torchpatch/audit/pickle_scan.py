@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import mmap
 import pickletools
+import struct
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -73,6 +75,8 @@ class Scan:
     error: str | None = None
     error_offset: int = 0
     last_offset: int = 0
+    error_offset_is_end: bool = False  # the data ran out (a file window may just be too short)
+    opcode_bytes: bytes = b""  # the opcodes used, as bytes (set at STOP)
     # (offset, message, first byte of the disputed region[, its end]): FRAME lengths that disagree
     # with the opcodes. torch.save never writes FRAME; pickle.dump never writes these.
     frame_violations: list[tuple] = field(default_factory=list)
@@ -89,22 +93,30 @@ class _Mark:
 MAX_OPERAND = 256 << 20
 
 
-class _Bounded:
-    """A read-only view of a stream that refuses reads larger than MAX_OPERAND."""
+class _View:
+    """What pickletools' operand readers need (read, readline) over bytes or a mapping, in place,
+    refusing operands larger than MAX_OPERAND."""
 
-    def __init__(self, stream: BinaryIO) -> None:
-        self.stream = stream
+    def __init__(self, data: Any) -> None:
+        self.data = data
+        self.position = 0
 
     def read(self, size: int = -1) -> bytes:
         if size < 0 or size > MAX_OPERAND:
             raise ValueError(f"operand of {size} bytes exceeds the {MAX_OPERAND >> 20} MiB limit")
-        return self.stream.read(size)
+        chunk = bytes(self.data[self.position : self.position + size])
+        self.position += len(chunk)
+        return chunk
 
     def readline(self) -> bytes:
-        return self.stream.readline(MAX_OPERAND)
+        end = self.data.find(b"\n", self.position, self.position + MAX_OPERAND)
+        end = len(self.data) if end < 0 else end + 1
+        line = bytes(self.data[self.position : end])
+        self.position = end
+        return line
 
     def tell(self) -> int:
-        return self.stream.tell()
+        return self.position
 
 
 MARK = _Mark()
@@ -131,46 +143,207 @@ def scan(stream: BinaryIO, base: int = 0) -> Scan:
 
     Never raises on malformed input: the error and the byte where it happened are recorded.
     """
-    result = Scan(start=base + stream.tell())
-    result.last_offset = result.start
+    start = stream.tell()
+    if isinstance(stream, (io.BytesIO, mmap.mmap)):
+        # In memory or mapped: indexed in place, nothing copied.
+        data = stream.getvalue() if isinstance(stream, io.BytesIO) else stream
+        result = scan_data(data, start, base)
+        stream.seek(result.end - base)
+        return result
+    # A file (legacy, tar, .npy): the pickle is followed by tensor data, so read only as much as
+    # the pickle needs, growing the window until it reaches STOP or the operand limit.
+    window = 1 << 20
+    while True:
+        stream.seek(start)
+        data = stream.read(window)
+        result = scan_data(data, 0, base + start)
+        # An error in a full window may only mean the window was too short (an operand's
+        # reader fails on missing bytes before the loop sees the end): read more and redo.
+        if result.error is None or len(data) < window or window >= MAX_OPERAND:
+            stream.seek(result.end - base)
+            return result
+        window *= 4
+
+
+def scan_data(data: bytes, start: int = 0, base: int = 0) -> Scan:
+    """The symbolic machine over ``data[start:]``; offsets are ``base`` + index into ``data``."""
+    result = Scan(start=base + start)
+    result.last_offset = base + start
     stack: list[Any] = []
     memo: dict[Any, Any] = {}
     try:
-        # In-memory records are already bounded; files (legacy, tar) are read through the guard.
-        source = stream if isinstance(stream, io.BytesIO) else _Bounded(stream)
         with warnings.catch_warnings():
             # pickletools decodes protocol-0 STRING operands with codecs.escape_decode, which
             # warns on a crafted escape; the auditor reports the pickle, not the warning.
             warnings.simplefilter("ignore", DeprecationWarning)
-            _run(result, source, stack, memo, base)
-    except (ValueError, IndexError, KeyError, TypeError, EOFError, UnicodeDecodeError) as error:
+            position = _run(result, data, start, stack, memo, base)
+        result.end = base + position
+    except _EndOfData as error:
+        result.error = str(error)
+        result.error_offset = result.last_offset
+        result.error_offset_is_end = True
+        result.end = base + len(data)
+    except (ValueError, IndexError, KeyError, TypeError, EOFError, UnicodeDecodeError, struct.error, OverflowError) as error:
         result.error = str(error) or type(error).__name__
         result.error_offset = result.last_offset
-    result.end = base + stream.tell()
+        result.end = base + min(result.last_offset - base + 1, len(data))
     return result
 
 
-def _run(result: Scan, source: Any, stack: list, memo: dict, base: int) -> None:
-    frame_end = -1  # absolute end of the current FRAME, -1 outside frames
-    previous = None  # (name, offset) of the opcode before
-    for opcode, arg, pos in pickletools.genops(source):
-        offset = base + (pos or 0)
-        result.last_offset = offset
-        name = opcode.name
-        if frame_end >= 0:
-            if previous is not None and previous[1] < frame_end < offset:
-                _frame_violation(result, previous, frame_end, offset)
-            if offset >= frame_end:
-                frame_end = -1
-        if name == "FRAME":
+class _EndOfData(ValueError):
+    pass
+
+
+_U4 = struct.Struct("<I")
+_I4 = struct.Struct("<i")
+_U2 = struct.Struct("<H")
+_U8 = struct.Struct("<Q")
+_F8 = struct.Struct(">d")
+# Opcodes the fast loop does not decode itself: pickletools' own operand readers, run on a view.
+_RARE = {code[0]: op for code, op in ((op.code.encode("latin-1"), op) for op in pickletools.opcodes)}
+
+
+def _run(result: Scan, data: bytes, position: int, stack: list, memo: dict, base: int) -> int:
+    """The frequent opcodes of torch.save's pickles are decoded and modelled inline, most frequent
+    first (this loop is the auditor's cost); every other opcode goes through pickletools' operand
+    reader and _step. ``result.last_offset`` is kept exact for error messages."""
+    size = len(data)
+    push = stack.append
+    pop = stack.pop
+    seen = bytearray(256)
+    frame_end = -1
+    previous_op, previous_at = 0, -1
+    view = None
+    u4, i4, u2, u8 = _U4.unpack_from, _I4.unpack_from, _U2.unpack_from, _U8.unpack_from
+    at = position
+    try:
+        while True:
+            at = position
+            op = data[at]
+            position = at + 1
+            seen[op] = 1
             if frame_end >= 0:
-                result.frame_violations.append((offset, f"FRAME at byte {offset} opens inside the frame that ends at byte {frame_end}", offset))
-            frame_end = offset + 9 + arg
-        _step(result, stack, memo, name, arg, offset)
-        previous = (name, offset)
-        if name == "STOP":
-            return
-    raise ValueError("pickle ends without STOP")
+                if previous_at < frame_end < at:
+                    name = _RARE[previous_op].name if previous_op in _RARE else "?"
+                    _frame_violation(result, (name, base + previous_at), base + frame_end, base + at)
+                if at >= frame_end:
+                    frame_end = -1
+                previous_op, previous_at = op, at
+            if op == 0x72:  # LONG_BINPUT
+                (index,) = u4(data, position)
+                position += 4
+                memo[index] = stack[-1]
+            elif op == 0x68:  # BINGET
+                push(memo[data[position]])
+                position += 1
+            elif op == 0x4B:  # BININT1
+                push(data[position])
+                position += 1
+            elif op == 0x28:  # MARK
+                push(MARK)
+            elif op == 0x58 or op == 0x8C:  # BINUNICODE, SHORT_BINUNICODE
+                if op == 0x58:
+                    (length,) = u4(data, position)
+                    position += 4
+                else:
+                    length = data[position]
+                    position += 1
+                if length > MAX_OPERAND:
+                    raise ValueError(f"operand of {length} bytes exceeds the {MAX_OPERAND >> 20} MiB limit")
+                if position + length > size:
+                    raise _EndOfData("string runs past the end of the data")
+                push(str(data[position : position + length], "utf-8", "surrogatepass"))
+                position += length
+            elif op == 0x74:  # TUPLE
+                push(tuple(_pop_mark(stack)))
+            elif op == 0x85 or op == 0x86 or op == 0x87:  # TUPLE1..3
+                count = op - 0x84
+                items = tuple(stack[-count:])
+                if len(items) != count or MARK in items:
+                    raise IndexError(f"TUPLE{count} needs {count} items")
+                del stack[-count:]
+                push(items)
+            elif op == 0x52:  # REDUCE
+                args = pop()
+                func = pop()
+                push(_call(result, func, args, base + at, "REDUCE"))
+            elif op == 0x51:  # BINPERSID
+                persistent = Persistent(pop(), base + at)
+                result.persistent.append(persistent)
+                push(persistent)
+            elif op == 0x89 or op == 0x88:  # NEWFALSE, NEWTRUE
+                push(op == 0x88)
+            elif op == 0x29:  # EMPTY_TUPLE
+                push(())
+            elif op == 0x71:  # BINPUT
+                memo[data[position]] = stack[-1]
+                position += 1
+            elif op == 0x6A:  # LONG_BINGET
+                (index,) = u4(data, position)
+                position += 4
+                push(memo[index])
+            elif op == 0x4A:  # BININT
+                push(i4(data, position)[0])
+                position += 4
+            elif op == 0x4D:  # BININT2
+                push(u2(data, position)[0])
+                position += 2
+            elif op == 0x4E:  # NONE
+                push(None)
+            elif op == 0x94:  # MEMOIZE
+                memo[len(memo)] = stack[-1]
+            elif op == 0x75 or op == 0x65:  # SETITEMS, APPENDS
+                items = _pop_mark(stack)
+                target = stack[-1]
+                if isinstance(target, Container):
+                    target.items.extend(items)
+                elif isinstance(target, Call):
+                    target.state.append(("SETITEMS" if op == 0x75 else "APPENDS", items))
+            elif op == 0x7D:  # EMPTY_DICT
+                push(Container("dict"))
+            elif op == 0x5D:  # EMPTY_LIST
+                push(Container("list"))
+            elif op == 0x95:  # FRAME
+                (length,) = u8(data, position)
+                position += 8
+                if frame_end >= 0:
+                    result.frame_violations.append((base + at, f"FRAME at byte {base + at} opens inside the frame that ends at byte {base + frame_end}", base + at))
+                frame_end = position + length
+                previous_op, previous_at = op, at
+            elif op == 0x2E:  # STOP
+                result.result = pop()
+                result.opcodes = {_RARE[code].name for code in range(256) if seen[code] and code in _RARE}
+                result.opcode_bytes = bytes(code for code in range(256) if seen[code])
+                result.last_offset = base + at
+                return position
+            else:
+                opcode = _RARE.get(op)
+                if opcode is None:
+                    raise ValueError(f"at position {base + at}, opcode {bytes([op])!r} unknown")
+                arg = None
+                if opcode.arg is not None:
+                    if view is None:
+                        view = _View(data)
+                    view.position = position
+                    arg = opcode.arg.reader(view)
+                    position = view.position
+                    if position > size:
+                        raise _EndOfData(f"{opcode.name} runs past the end")
+                result.last_offset = base + at
+                _step(result, stack, memo, opcode.name, arg, base + at)
+            if position > size:
+                raise _EndOfData("an operand runs past the end of the data")
+    except IndexError:
+        result.last_offset = base + at
+        if position >= size or at >= size:
+            raise _EndOfData("pickle ends without STOP" if at >= size else "an operand runs past the end of the data") from None
+        raise
+    except struct.error:
+        result.last_offset = base + at
+        raise _EndOfData("an operand runs past the end of the data") from None
+    except BaseException:
+        result.last_offset = base + at
+        raise
 
 
 def _frame_violation(result: Scan, previous: tuple[str, int], frame_end: int, next_offset: int) -> None:
@@ -181,7 +354,7 @@ def _frame_violation(result: Scan, previous: tuple[str, int], frame_end: int, ne
 
 
 def scan_bytes(data: bytes, base: int = 0) -> Scan:
-    return scan(io.BytesIO(data), base)
+    return scan_data(data, 0, base)
 
 
 def _step(result: Scan, stack: list, memo: dict, name: str, arg: Any, offset: int) -> None:

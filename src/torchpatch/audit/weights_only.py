@@ -15,6 +15,8 @@ from typing import Any
 from torchpatch.versions import Version
 
 MAGIC_NUMBER = 0x1950A86A20F9469CFC6C
+_U4 = struct.Struct("<I")
+_I4 = struct.Struct("<i")
 PROTOCOL_VERSION = 1001
 
 
@@ -187,6 +189,14 @@ def result_type(func: str, args: Any) -> Any:
     return Obj("?")
 
 
+def _fixed_result_type(func: str) -> str | None:
+    """The type result_type gives ``func(...)`` whatever its arguments, or None when it depends on them."""
+    if (func in ("torch._tensor._rebuild_from_type_v2", "numpy.dtype", "numpy.core.multiarray.dtype", "numpy._core.multiarray.dtype",
+                 "numpy.random._pickle.__bit_generator_ctor", "_codecs.encode") or func.endswith("multiarray._reconstruct")):
+        return None
+    return result_type(func, ()).type
+
+
 # numpy.random's unpickle helpers (numpy/random/_pickle.py) and what each returns, so torch's
 # BUILD check sees the real type: it then calls that type's __setstate__ if allowlisted.
 _NUMPY_RNG_CTORS = {
@@ -223,6 +233,10 @@ class Emulator:
         self.rules = rules
         self.user = user_allowlist
         self.has_record = has_record
+        # What the replay met, so an accepted pickle need not be walked a second time:
+        # (written "module name", mapped module, mapped name, offset) per GLOBAL, (pid, offset) per BINPERSID.
+        self.globals_seen: list[tuple[str, str, str, int]] = []
+        self.persistent_seen: list[tuple[Any, int]] = []
 
     def map_name(self, module: str, name: str) -> tuple[str, str]:
         # torch._weights_only_unpickler._read_global_instruction: torch's own copy of the
@@ -272,19 +286,67 @@ class Emulator:
         def malformed(message: str, at: int) -> Refusal:
             return Refusal("malformed", message, base + at, f"malformed pickle: {message}")
 
+        end_of_data = len(data)
+        allowed_opcodes = self.rules.opcodes
+        unpack_u4 = _U4.unpack_from
+        unpack_i4 = _I4.unpack_from
+        reduce_cache: dict[str, tuple[bool, str | None]] = {}
         while True:
             at = pos
-            key = read(1)
-            if not key:
+            if pos >= end_of_data:
                 raise malformed("pickle ends without STOP", at)
-            op = key[0]
-            if op not in self.rules.opcodes:
+            op = data[pos]
+            pos += 1
+            if op not in allowed_opcodes:
                 raise Refusal("opcode", str(op), base + at, f"Unsupported operand {op} ({_opname(op)}) at byte {base + at}")
             try:
-                if op == 0x63:  # GLOBAL
-                    module = readline()[:-1].decode("utf-8")
-                    name = readline()[:-1].decode("utf-8")
-                    module, name = self.map_name(module, name)
+                # The opcodes torch.save's pickles are made of come first: this loop is the cost.
+                if op == 0x72:  # LONG_BINPUT
+                    (index,) = unpack_u4(data, pos)
+                    pos += 4
+                    memo[index] = stack[-1]
+                elif op == 0x68:  # BINGET
+                    index = data[pos]
+                    pos += 1
+                    if index not in memo:
+                        raise malformed(f"memo key {index} was never stored", at)
+                    stack.append(memo[index])
+                elif op == 0x58:  # BINUNICODE
+                    (length,) = unpack_u4(data, pos)
+                    chunk = data[pos + 4 : pos + 4 + length]
+                    pos += 4 + length
+                    if len(chunk) != length:
+                        raise malformed("string runs past the end of the pickle", at)
+                    stack.append(str(chunk, "utf-8", "surrogatepass"))
+                elif op == 0x28:  # MARK
+                    metastack.append(stack)
+                    stack = []
+                elif op == 0x4B:  # BININT1
+                    stack.append(data[pos])
+                    pos += 1
+                elif op == 0x4A:  # BININT
+                    stack.append(unpack_i4(data, pos)[0])
+                    pos += 4
+                elif op == 0x74:  # TUPLE
+                    items = stack
+                    stack = metastack.pop()
+                    stack.append(tuple(items))
+                elif op in (0x85, 0x86, 0x87):  # TUPLE1..3
+                    count = op - 0x84
+                    if len(stack) < count:
+                        raise IndexError
+                    items = tuple(stack[-count:])
+                    del stack[-count:]
+                    stack.append(items)
+                elif op == 0x71:  # BINPUT
+                    index = data[pos]
+                    pos += 1
+                    memo[index] = stack[-1]
+                elif op == 0x63:  # GLOBAL
+                    written_module = readline()[:-1].decode("utf-8")
+                    written_name = readline()[:-1].decode("utf-8")
+                    module, name = self.map_name(written_module, written_name)
+                    self.globals_seen.append((f"{written_module}.{written_name}", module, name, base + at))
                     full = f"{module}.{name}"
                     if module in self.rules.blocked_modules:
                         raise Refusal("blocked", full, base + at, f"GLOBAL {full}: module {module} is blocked by torch and can never be allowlisted")
@@ -308,9 +370,12 @@ class Emulator:
                     func = stack[-1]
                     if not isinstance(func, Ref):
                         raise Refusal("reduce", _describe(func), base + at, f"REDUCE on {_describe(func)}, which is not an allowlisted function")
-                    if _not_callable(func.name):
+                    known = reduce_cache.get(func.name)
+                    if known is None:
+                        known = reduce_cache[func.name] = (_not_callable(func.name), _fixed_result_type(func.name))
+                    if known[0]:
                         raise malformed(f"REDUCE calls {func.name}, which is not callable", at)
-                    stack[-1] = result_type(func.name, args)
+                    stack[-1] = Obj(known[1]) if known[1] is not None else result_type(func.name, args)
                 elif op == 0x62:  # BUILD
                     state = stack.pop()
                     inst = stack[-1]
@@ -345,20 +410,6 @@ class Emulator:
                         raise Refusal("setitem", _type_of(target), base + at, f"SETITEM on a {_type_of(target)}: torch only sets items on dict, OrderedDict and Counter")
                     if not self.rules.setitem_dict_only and _type_of(target) in ("list", "tuple", "str", "int", "NoneType", "bytes", "torch.Tensor"):
                         raise malformed(f"SETITEM on a {_type_of(target)}", at)
-                elif op == 0x28:  # MARK
-                    metastack.append(stack)
-                    stack = []
-                elif op == 0x74:  # TUPLE
-                    items = stack
-                    stack = metastack.pop()
-                    stack.append(tuple(items))
-                elif op in (0x85, 0x86, 0x87):  # TUPLE1..3
-                    count = op - 0x84
-                    if len(stack) < count:
-                        raise IndexError
-                    items = tuple(stack[-count:])
-                    del stack[-count:]
-                    stack.append(items)
                 elif op == 0x4E:
                     stack.append(None)
                 elif op in (0x88, 0x89):
@@ -371,34 +422,22 @@ class Emulator:
                     stack.append(Obj("dict"))
                 elif op == 0x8F:
                     stack.append(Obj("set"))
-                elif op == 0x4A:
-                    stack.append(struct.unpack("<i", read(4))[0])
-                elif op == 0x4B:
-                    stack.append(read(1)[0])
                 elif op == 0x4D:
                     stack.append(struct.unpack("<H", read(2))[0])
                 elif op == 0x47:
                     stack.append(struct.unpack(">d", read(8))[0])
-                elif op == 0x58:  # BINUNICODE
-                    size = struct.unpack("<I", read(4))[0]
-                    chunk = read(size)
-                    if len(chunk) != size:
-                        raise malformed("string runs past the end of the pickle", at)
-                    stack.append(str(chunk, "utf-8", "surrogatepass"))
                 elif op == 0x55:  # SHORT_BINSTRING, decoded with torch.load's default encoding
                     size = read(1)[0]
                     stack.append(read(size).decode("utf-8", "strict"))
                 elif op == 0x51:  # BINPERSID
                     pid = stack.pop()
+                    self.persistent_seen.append((pid, base + at))
                     stack.append(self.persistent(pid, base + at))
-                elif op in (0x68, 0x6A):  # BINGET, LONG_BINGET
-                    index = (read(1) if op == 0x68 else struct.unpack("<I", read(4)))[0]
+                elif op == 0x6A:  # LONG_BINGET
+                    index = struct.unpack("<I", read(4))[0]
                     if index not in memo:
                         raise malformed(f"memo key {index} was never stored", at)
                     stack.append(memo[index])
-                elif op in (0x71, 0x72):  # BINPUT, LONG_BINPUT
-                    index = (read(1) if op == 0x71 else struct.unpack("<I", read(4)))[0]
-                    memo[index] = stack[-1]
                 elif op == 0x8A:  # LONG1
                     size = read(1)[0]
                     stack.append(decode_long(read(size)))
