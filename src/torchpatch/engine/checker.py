@@ -53,6 +53,7 @@ class Context:
         self.statement: ast.stmt | None = None
         self.diagnostics: list[Diagnostic] = []
         self._planned_imports: dict[str, tuple[str, Edit]] = {}
+        self._parents: dict[int, ast.AST] | None = None
 
     # -- positions and text ------------------------------------------------------------------------
     @property
@@ -70,6 +71,26 @@ class Context:
 
     def source(self, node: ast.AST) -> str:
         return self.text[self.start(node):self.end(node)]
+
+    def parent_of(self, node: ast.AST) -> ast.AST | None:
+        """The node that holds ``node`` (built on first use: only fixes that look around need it)."""
+        if self._parents is None:
+            self._parents = {id(child): parent for parent in ast.walk(self.tree)
+                             for child in ast.iter_child_nodes(parent)}
+        return self._parents.get(id(node))
+
+    def attribute_uses(self, name: str) -> set[str] | None:
+        """The attributes read from the module-level name ``name`` (``name.x`` → x) in the file, or
+        None when the name is also used another way (passed on, called, rebound)."""
+        used: set[str] = set()
+        for node in ast.walk(self.tree):
+            if type(node) is ast.Name and node.id == name:
+                parent = self.parent_of(node)
+                if type(parent) is ast.Attribute and parent.value is node:
+                    used.add(parent.attr)
+                else:
+                    return None
+        return used
 
     # -- reporting -------------------------------------------------------------------------------
     def diagnostic(self, node: ast.AST | tuple[int, int], message: str, fix: Fix | None = None) -> Diagnostic:
