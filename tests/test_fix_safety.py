@@ -67,3 +67,64 @@ def test_module_move_fixes_import_on_real_torch(lint):
     exec(compile(fixed, "fixed.py", "exec"), namespace)
     import torch.distributed.fsdp as fsdp
     assert namespace["fully_shard"] is fsdp.fully_shard and namespace["x"] is torch.distributed.tensor.Shard
+
+
+# -- unsafe fixes that were wrong ------------------------------------------------------------------
+
+def test_weight_norm_is_not_migrated_where_remove_weight_norm_is_called(lint):
+    code = ("import torch\nconv = torch.nn.utils.weight_norm(torch.nn.Conv1d(1, 1, 3))\n"
+            "def strip(m):\n    torch.nn.utils.remove_weight_norm(m)\n")
+    result = _fix(lint, code, unsafe=True)
+    assert result.fixed_text == code
+    finding = next(f for f in result.findings if "weight_norm" in f.message)
+    assert finding.fix is None and "remove_weight_norm" in finding.message
+    alone = "import torch\nconv = torch.nn.utils.weight_norm(torch.nn.Conv1d(1, 1, 3))\n"
+    assert "parametrizations.weight_norm" in _fix(lint, alone, unsafe=True).fixed_text
+
+
+@pytest.mark.torch
+def test_remove_weight_norm_raises_on_the_parametrized_module():
+    torch = pytest.importorskip("torch")
+    module = torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(2, 2))
+    with pytest.raises(ValueError, match="weight_norm of 'weight' not found"):
+        torch.nn.utils.remove_weight_norm(module)
+
+
+@pytest.mark.parametrize("call", ['torch.load(path, "cpu", pickle)', "torch.load(path, None, pickle, mmap=True)",
+                                  "torch.load(*args)"])
+def test_load_with_positional_pickle_module_gets_no_weights_only(lint, call):
+    code = f"import pickle\nimport torch\nstate = {call}\n"
+    result = _fix(lint, code, unsafe=True, select=["TP301"])
+    assert [f.code for f in result.findings] == ["TP301"] and result.findings[0].fix is None
+    assert result.fixed_text == code
+
+
+@pytest.mark.torch
+def test_weights_only_with_a_pickle_module_raises():
+    torch = pytest.importorskip("torch")
+    import io
+    import pickle
+    buffer = io.BytesIO()
+    torch.save({"w": torch.ones(1)}, buffer)
+    buffer.seek(0)
+    with pytest.raises(RuntimeError, match="pickle_module"):
+        torch.load(buffer, "cpu", pickle, weights_only=True)
+
+
+# -- minimal edits ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("before, after", [
+    ('state = torch.load(\n    path,\n    map_location="cpu",\n)\n',
+     'state = torch.load(\n    path,\n    map_location="cpu",\n    weights_only=True,\n)\n'),
+    ('state = torch.load(\n    path,  # the file\n    map_location="cpu",  # keep\n)\n',
+     'state = torch.load(\n    path,  # the file\n    map_location="cpu",  # keep\n    weights_only=True,\n)\n'),
+    ('state = torch.load(\n    path,\n    map_location="cpu"\n)\n',
+     'state = torch.load(\n    path,\n    map_location="cpu",\n    weights_only=True\n)\n'),
+    ("state = torch.load(path, 'cpu',)\n", "state = torch.load(path, 'cpu', weights_only=True,)\n"),
+    ("state = torch.load(path,\n                   map_location='cpu')\n",
+     "state = torch.load(path,\n                   map_location='cpu', weights_only=True)\n"),
+    ("state = torch.load(\n    path, map_location='cpu',\n)\n", "state = torch.load(\n    path, map_location='cpu', weights_only=True,\n)\n"),
+])
+def test_added_keyword_follows_the_call_layout(lint, before, after):
+    code = "import torch\n" + before
+    assert _fix(lint, code, unsafe=True, select=["TP301"]).fixed_text == "import torch\n" + after

@@ -31,6 +31,9 @@ class TableRule(Rule):
             message += f"; use `{row.new}`"
         if row.note:
             message += f" ({row.note})"
+        if self._blocked(ctx, row):
+            names = ", ".join(f"`{name}`" for name in row.no_fix_with)
+            message += f"; not fixed automatically: this file also uses {names}, which the move breaks"
         fix = self._fix(ctx, reference, row)
         node = reference.node
         if reference.module_node is not None:
@@ -41,7 +44,7 @@ class TableRule(Rule):
 
     # -- fixes ------------------------------------------------------------------------------------
     def _fix(self, ctx, reference, row: ApiChange) -> Fix | None:
-        if not row.new or row.fix == "none":
+        if not row.new or row.fix == "none" or self._blocked(ctx, row):
             return None
         edits = self._edits(ctx, reference, row)
         if not edits:
@@ -53,6 +56,11 @@ class TableRule(Rule):
             obsolete = (chain_root(reference.node),)
         return Fix(message=f"Replace with `{row.new}`{note}", edits=edits, applicability=applicability,
                    obsolete_names=obsolete)
+
+    @staticmethod
+    def _blocked(ctx, row: ApiChange) -> bool:
+        """A name the fix would break is used in the file (a word match: it only ever withholds a fix)."""
+        return any(re.search(rf"\b{re.escape(name)}\b", ctx.text) for name in row.no_fix_with)
 
     def _edits(self, ctx, reference, row: ApiChange) -> list[Edit]:
         if row.kind == "module":

@@ -69,7 +69,7 @@ class CheckpointUseReentrant(Rule):
         Invalid('from torch.utils.checkpoint import checkpoint as ckpt\n\ndef forward(self, x):\n'
                 '    return ckpt(\n        self.layer,\n        x,\n        preserve_rng_state=False,\n    )\n',
                 fixed='from torch.utils.checkpoint import checkpoint as ckpt\n\ndef forward(self, x):\n'
-                '    return ckpt(\n        self.layer,\n        x,\n        preserve_rng_state=False, use_reentrant=False,\n    )\n'),
+                '    return ckpt(\n        self.layer,\n        x,\n        preserve_rng_state=False,\n        use_reentrant=False,\n    )\n'),
         Invalid('import torch.utils.checkpoint as cp\ny = cp.checkpoint_sequential(model, 2, x)\n',
                 fixed='import torch.utils.checkpoint as cp\ny = cp.checkpoint_sequential(model, 2, x, use_reentrant=False)\n'),
         Invalid('from torch.utils import checkpoint\nouts = [checkpoint.checkpoint(layer, *inputs) for layer in layers]\n',

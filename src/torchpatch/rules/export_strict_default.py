@@ -58,7 +58,7 @@ class ExportStrictDefault(Rule):
         Invalid("import torch\nep = torch.export.export(model, (x,))\n",
                 fixed="import torch\nep = torch.export.export(model, (x,), strict=True)\n"),
         Invalid("from torch.export import export\n\nep = export(\n    model,\n    args,\n    dynamic_shapes=shapes,\n)\n",
-                fixed="from torch.export import export\n\nep = export(\n    model,\n    args,\n    dynamic_shapes=shapes, strict=True,\n)\n"),
+                fixed="from torch.export import export\n\nep = export(\n    model,\n    args,\n    dynamic_shapes=shapes,\n    strict=True,\n)\n"),
     ]
 
     def check_call(self, ctx, call, qualname):
