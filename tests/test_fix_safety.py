@@ -128,3 +128,74 @@ def test_weights_only_with_a_pickle_module_raises():
 def test_added_keyword_follows_the_call_layout(lint, before, after):
     code = "import torch\n" + before
     assert _fix(lint, code, unsafe=True, select=["TP301"]).fixed_text == "import torch\n" + after
+
+
+# -- autocast: the old classes pin a dtype, torch.amp.autocast inherits the enclosing one ------------
+
+@pytest.mark.torch
+@pytest.mark.parametrize("device, old, pinned, outer", [
+    ("cuda", "torch.cuda.amp.autocast", "float16", "bfloat16"),
+    ("cpu", "torch.cpu.amp.autocast", "bfloat16", "float16"),
+])
+def test_autocast_fix_keeps_the_pinned_dtype_inside_another_autocast(lint, device, old, pinned, outer):
+    torch = pytest.importorskip("torch")
+    import warnings
+    code = f"import torch\ninner = {old}()\n"
+    fixed = _fix(lint, code).fixed_text
+    assert fixed == f'import torch\ninner = torch.amp.autocast("{device}", dtype=torch.{pinned})\n'
+    results = {}
+    for label, source in (("old", code), ("fixed", fixed), ("bare", f'import torch\ninner = torch.amp.autocast("{device}")\n')):
+        namespace: dict = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with torch.autocast("cpu", dtype=getattr(torch, outer)):
+                previous = torch.get_autocast_dtype(device)
+                torch.set_autocast_dtype(device, getattr(torch, outer))  # what entering an outer CUDA autocast does
+                try:
+                    exec(compile(source, label, "exec"), namespace)
+                finally:
+                    torch.set_autocast_dtype(device, previous)
+        results[label] = namespace["inner"].fast_dtype
+    assert results["old"] == results["fixed"] == getattr(torch, pinned)
+    assert results["bare"] == getattr(torch, outer)  # the rewrite TorchFix makes changes the dtype
+
+
+def test_autocast_with_a_mapping_is_an_unsafe_fix(lint):
+    code = "import torch\nctx = torch.cuda.amp.autocast(**options)\n"
+    result = _fix(lint, code, select=["TP202"])
+    assert result.fixed_text == code and result.findings[0].fix.applicability == "unsafe"
+    assert "dtype" in result.findings[0].fix.message
+
+
+# -- decided with the 2.4.1/2.5.1/2.6.0 wheels ------------------------------------------------------
+
+def test_export_for_training_is_a_safe_fix_only_from_2_6(lint):
+    # 2.5.1: export and export_for_training take different paths; 2.6.0: export hands over to
+    # _export_for_training (torch/export/_trace.py, export_training_ir_rollout_check() is True).
+    code = "import torch\nep = torch.export.export_for_training(model, (x,))\n"
+    old = lint(code, min_torch="2.5", target="2.10").findings[0].fix
+    assert old.applicability == "unsafe" and "2.6" in old.message
+    assert lint(code, min_torch="2.6", target="2.10").findings[0].fix.applicability == "safe"
+
+
+def test_lu_to_lu_factor_is_unsafe_because_it_raises_on_singular_input(lint):
+    code = "import torch\nLU, pivots = torch.lu(A)\n"
+    result = _fix(lint, code, select=["TP251"])
+    assert result.fixed_text == code and result.findings[0].fix.applicability == "unsafe"
+    infos = "import torch\nLU, pivots, info = torch.lu(A, get_infos=True)\n"
+    assert _fix(lint, infos, select=["TP251"]).fixed_text == "import torch\nLU, pivots, info = torch.linalg.lu_factor_ex(A)\n"
+
+
+@pytest.mark.torch
+def test_lu_factors_a_singular_matrix_where_lu_factor_raises():
+    torch = pytest.importorskip("torch")
+    import warnings
+    singular = torch.zeros(3, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        LU, pivots = torch.lu(singular)
+    assert torch.equal(LU, torch.zeros(3, 3))
+    with pytest.raises(RuntimeError, match="zero"):
+        torch.linalg.lu_factor(singular)
+    LU_ex, pivots_ex, info = torch.linalg.lu_factor_ex(singular)
+    assert torch.equal(LU_ex, LU) and torch.equal(pivots_ex, pivots) and int(info) > 0

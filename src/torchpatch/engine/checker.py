@@ -408,9 +408,13 @@ class _Walker:
                     qualname = scopes.qualname(func, current)
                     if qualname is not None and qualname in calls:
                         ctx.scope, ctx.statement = current, statement
+                        through_alias = _called_through_assignment(scopes, func, current)
                         for rule in calls[qualname]:
                             ctx.rule = rule
-                            ctx.diagnostics.extend(rule.check_call(ctx, node, qualname))
+                            found = rule.check_call(ctx, node, qualname)
+                            if through_alias:
+                                found = _without_callee_rewrites(ctx, found, func)
+                            ctx.diagnostics.extend(found)
                     elif qualname is None and isinstance(func, ast.Attribute) and func.attr in methods:
                         ctx.scope, ctx.statement = current, statement
                         for rule in methods[func.attr]:
@@ -476,6 +480,32 @@ class _Walker:
                 candidates.append(Reference(node, qualname, scope, statement))
         if candidates:
             self._dispatch_longest(candidates)
+
+
+def _called_through_assignment(scopes: ScopeTree, func: ast.expr, scope: Scope) -> bool:
+    """``ac = torch.cuda.amp.autocast`` then ``ac(...)``: the callee is a variable, not an import."""
+    root = func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return False
+    binding = scopes.binding_for(root.id, scope, (root.lineno, root.col_offset))
+    return binding is not None and binding.alias_of is not None
+
+
+def _without_callee_rewrites(ctx: Context, diagnostics: Iterable[Diagnostic], func: ast.expr) -> list[Diagnostic]:
+    """A fix that renames a callee reached through a variable would leave that variable dead and
+    still bound to the old object: such a call is reported without the fix (the assignment is
+    reported on its own). Fixes that only touch the arguments stay."""
+    start, end = ctx.start(func), ctx.end(func)
+    kept = []
+    for diagnostic in diagnostics:
+        fix = diagnostic.fix
+        if fix is not None and any(edit.start < end and start < edit.end for edit in fix.edits):
+            diagnostic = Diagnostic(code=diagnostic.code, name=diagnostic.name, message=diagnostic.message,
+                                    start=diagnostic.start, end=diagnostic.end, fix=None, rule=diagnostic.rule)
+        kept.append(diagnostic)
+    return kept
 
 
 def _split_statement(node: ast.stmt, scopes: ScopeTree, scope: Scope):

@@ -63,8 +63,9 @@ class LegacyLinalgFunction(Rule):
     The fixes follow PyTorch's own instructions in those warnings: `cholesky(A, upper=u)` is
     `linalg.cholesky(A, upper=u)`; `qr(A)` is `linalg.qr(A)` and `qr(A, some=False)` is
     `linalg.qr(A, mode="complete")`; `chain_matmul(a, b, c)` is `linalg.multi_dot([a, b, c])`
-    (two or more matrices); `lu(A)` is `linalg.lu_factor(A)` and `lu(A, get_infos=True)` is
-    `linalg.lu_factor_ex(A)`; `lu_solve(B, LU, pivots)` is `linalg.lu_solve(LU, pivots, B)` (only
+    (two or more matrices); `lu(A, get_infos=True)` is `linalg.lu_factor_ex(A)`; `lu(A)` becomes
+    `linalg.lu_factor(A)` as an unsafe fix, because `torch.lu` never checked for errors (a singular
+    matrix factors quietly in 2.4.1, 2.5.1, 2.6.0 and 2.13) while `linalg.lu_factor` raises on one; `lu_solve(B, LU, pivots)` is `linalg.lu_solve(LU, pivots, B)` (only
     when the arguments are plain names, so reordering them cannot reorder side effects).
     `triangular_solve` and `svd` return different things than their replacements (no cloned
     coefficient; `Vh` instead of `V`), so they are reported without a fix.
@@ -77,7 +78,8 @@ class LegacyLinalgFunction(Rule):
     fix_safety = SAFE
     fix_safety_note = (
         "Only the rewrites PyTorch's warnings prescribe, on calls whose arguments are visible; the replacements exist "
-        "in every supported release and return the same values."
+        "in every supported release and return the same values. `torch.lu(A)` -> `linalg.lu_factor(A)` is unsafe: "
+        "the new function raises on a singular matrix where the old one returned."
     )
     references = (
         "https://docs.pytorch.org/docs/stable/linalg.html",
@@ -123,13 +125,13 @@ class LegacyLinalgFunction(Rule):
         yield ctx.diagnostic(call, f"`{qualname}` is {phrase}; use {use}", fix)
 
     # -- fixes -------------------------------------------------------------------------------------
-    def _rename(self, ctx, call, new: str, extra: list[Edit], message: str) -> Fix:
+    def _rename(self, ctx, call, new: str, extra: list[Edit], message: str, unsafe: bool = False) -> Fix:
         name, import_edits = ctx.name_for(new, "torch")  # torch.linalg is loaded by `import torch`
         root = call.func
         while isinstance(root, ast.Attribute):
             root = root.value
         return Fix(message=message, edits=[*import_edits, replace_node(ctx, call.func, name), *extra],
-                   applicability=ctx.applicability(), obsolete_names=(root.id,))
+                   applicability=ctx.applicability(behaviour_changes=unsafe), obsolete_names=(root.id,))
 
     def _fix_cholesky(self, ctx, call):
         if len(call.args) < 1 or len(call.args) > 2 or any(k.arg not in ("input", "upper", "out") for k in call.keywords):
@@ -175,8 +177,13 @@ class LegacyLinalgFunction(Rule):
         if get_infos is None:
             return None
         extra = [remove_argument(ctx, call, infos_keyword)] if infos_keyword is not None else []
-        new = "torch.linalg.lu_factor_ex" if get_infos else "torch.linalg.lu_factor"
-        return self._rename(ctx, call, new, extra, f"Replace with `{new}`")
+        if get_infos:
+            return self._rename(ctx, call, "torch.linalg.lu_factor_ex", extra, "Replace with `torch.linalg.lu_factor_ex`")
+        # torch.lu calls torch._lu_with_info, which never checks errors (2.4.1 through 2.13: a singular
+        # matrix factors without complaint); torch.linalg.lu_factor raises on it.
+        return self._rename(ctx, call, "torch.linalg.lu_factor", extra,
+                            "Replace with `torch.linalg.lu_factor` (unsafe: it raises on a singular matrix, where "
+                            "`torch.lu` returned the factorization; `lu_factor_ex` does not raise)", unsafe=True)
 
     def _fix_lu_solve(self, ctx, call):
         if len(call.args) != 3 or call.keywords or not all(isinstance(a, _SIMPLE) for a in call.args):
