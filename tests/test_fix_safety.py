@@ -199,3 +199,17 @@ def test_lu_factors_a_singular_matrix_where_lu_factor_raises():
         torch.linalg.lu_factor(singular)
     LU_ex, pivots_ex, info = torch.linalg.lu_factor_ex(singular)
     assert torch.equal(LU_ex, LU) and torch.equal(pivots_ex, pivots) and int(info) > 0
+
+
+def test_an_import_needed_in_one_branch_is_added_there_not_at_module_level(lint):
+    # torch is optional in this module: a module-level ``import torch`` would make it required.
+    code = ('"""Optional torch."""\nimport os\n\n\ndef train(model):\n    import torch.cuda.amp as amp\n'
+            '    with amp.autocast():\n        return model()\n\n\ntry:\n    from torch.cuda.amp import GradScaler\n'
+            '    scaler = GradScaler()\nexcept ImportError:\n    scaler = None\n')
+    fixed = _fix(lint, code).fixed_text
+    assert fixed == ('"""Optional torch."""\nimport os\n\n\ndef train(model):\n    import torch\n'
+                     '    with torch.amp.autocast("cuda", dtype=torch.float16):\n        return model()\n\n\ntry:\n'
+                     '    import torch\n    scaler = torch.amp.GradScaler("cuda")\nexcept ImportError:\n    scaler = None\n')
+    namespace: dict = {}
+    compile(fixed, "fixed.py", "exec")
+    assert "import torch\n" not in fixed.split("def train")[0]

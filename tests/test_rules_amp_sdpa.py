@@ -80,7 +80,7 @@ AMP_FIXES = [
         "import torch\nwith torch.cuda.amp.autocast(\n    # why\n    False,\n):\n    pass\n"
         "with torch.cuda.amp.autocast(  # note\n    False):\n    pass\n",
         'import torch\nwith torch.amp.autocast(\n    # why\n    "cuda",\n    enabled=False,\n    dtype=torch.float16,\n):\n    pass\n'
-        'with torch.amp.autocast(  # note\n    "cuda",\n    enabled=False,\n    dtype=torch.float16):\n    pass\n',
+        'with torch.amp.autocast(  # note\n    "cuda",\n    enabled=False, dtype=torch.float16):\n    pass\n',
         id="one-argument-a-line-with-comments"),
     pytest.param(
         "import torch\nscalers = [torch.cuda.amp.GradScaler(s) for s in scales]\nf = lambda: torch.cpu.amp.autocast(False)\n",

@@ -136,8 +136,10 @@ class Context:
                     best = (len(bound), name + qualname[len(bound):])
         if best is not None:
             return best[1], []
-        # 2. An import planned by an earlier fix in this file.
-        if qualname in self._planned_imports:
+        # 2. An import planned by an earlier fix in this file (module-level ones only: a local one
+        #    serves its own statement).
+        local = not self._imported_at_module_level(qualname.split(".")[0])
+        if qualname in self._planned_imports and not local:
             return self._planned_imports[qualname][0], []
         # 3. A new import: ``import torch`` for eagerly loaded torch modules, else ``from M import name``.
         root = qualname.split(".")[0]
@@ -151,8 +153,34 @@ class Context:
                 text, edit = leaf, self._import_edit(f"from {module} import {leaf}")
             else:
                 text, edit = qualname, self._import_edit(f"import {module}")
-        self._planned_imports[qualname] = (text, edit)
+        if local:
+            # The file imports torch only in some branch or function (torch is optional there): a new
+            # module-level import would make it required. Import it right before the statement instead.
+            edit = self._local_import_edit(edit.content.strip())
+        else:
+            self._planned_imports[qualname] = (text, edit)
         return text, [edit]
+
+    def _imported_at_module_level(self, root: str) -> bool:
+        """Whether a top-level statement of the module (not one inside an if/try) imports ``root``."""
+        for statement in self.tree.body:
+            if isinstance(statement, ast.Import) and any(a.name.split(".")[0] == root for a in statement.names):
+                return True
+            if isinstance(statement, ast.ImportFrom) and not statement.level and statement.module \
+                    and statement.module.split(".")[0] == root:
+                return True
+        return False
+
+    def _local_import_edit(self, statement_text: str) -> Edit:
+        node = self.statement
+        if node is None:
+            return self._import_edit(statement_text)
+        row = _first_row(node)
+        line_start = self.locator.line_starts[row - 1]
+        line = self.locator.line(row)
+        indent = line[:len(line) - len(line.lstrip())]
+        newline = "\r\n" if "\r\n" in self.text else "\n"
+        return Edit(line_start, line_start, f"{indent}{statement_text}{newline}")
 
     def _use_position(self) -> tuple[int, int]:
         node = self.statement
