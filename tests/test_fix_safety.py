@@ -213,3 +213,54 @@ def test_an_import_needed_in_one_branch_is_added_there_not_at_module_level(lint)
     namespace: dict = {}
     compile(fixed, "fixed.py", "exec")
     assert "import torch\n" not in fixed.split("def train")[0]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("call", ["torch.norm(x)", "torch.norm(x, p=1, dim=-1)", "torch.norm(x, 2, 1)",
+                                  "torch.norm(x, 'fro', (0, 1))", "torch.norm(\n    x,\n    p=3,\n    dim=-1,\n)",
+                                  "torch.norm(x, 2, 1, False, None, torch.float64)", "torch.norm(input=x, p=None)",
+                                  "torch.norm(x, None, 0, True)"])
+def test_norm_fix_keeps_layout_and_values(lint, call):
+    torch = pytest.importorskip("torch")
+    code = f"import torch\nn = {call}\n"
+    fixed = _fix(lint, code, unsafe=True, select=["TP252"]).fixed_text
+    assert "vector_norm" in fixed and fixed.count("\n") == code.count("\n")
+    x = torch.randn(3, 4, dtype=torch.float64)
+    before, after = {"x": x}, {"x": x}
+    exec(code, before)
+    exec(fixed, after)
+    assert torch.allclose(before["n"], after["n"])
+
+
+@pytest.mark.parametrize("before, after", [
+    ("import os\n\nfrom torch.cuda.amp import autocast\n\nimport torch\n\nwith autocast():\n    pass\n",
+     'import os\n\nimport torch\n\nwith torch.amp.autocast("cuda", dtype=torch.float16):\n    pass\n'),
+    ("from torch.cuda.amp import autocast\n\nwith autocast():\n    pass\n",
+     'import torch\n\nwith torch.amp.autocast("cuda", dtype=torch.float16):\n    pass\n'),
+    ("import torch\nimport torch.cuda.amp as amp\n\n\ndef f():\n    with amp.autocast():\n        pass\n",
+     'import torch\n\n\ndef f():\n    with torch.amp.autocast("cuda", dtype=torch.float16):\n        pass\n'),
+])
+def test_import_removal_leaves_no_stray_blank_line(lint, before, after):
+    assert _fix(lint, before).fixed_text == after
+
+
+def test_json_fix_edits_include_the_import_removal(tmp_path, capsys):
+    import json
+
+    from torchpatch.frontends.cli import main
+    path = tmp_path / "m.py"
+    path.write_text("import torch\nimport torch.cuda.amp as amp\n\n\ndef f():\n    with amp.autocast():\n        pass\n")
+    assert main(["check", "--isolated", "--output-format", "json", str(path)]) == 1
+    (finding,) = json.loads(capsys.readouterr().out)
+    edits = finding["fix"]["edits"]
+    assert {"content": "", "location": {"row": 2, "column": 1}, "end_location": {"row": 3, "column": 1}} in edits
+    # Applying exactly these edits is what --fix writes.
+    from torchpatch.engine.source import Locator
+    text = path.read_text()
+    locator = Locator(text)
+    offsets = [(locator.offset(e["location"]["row"], e["location"]["column"] - 1),
+                locator.offset(e["end_location"]["row"], e["end_location"]["column"] - 1), e["content"]) for e in edits]
+    for start, end, content in sorted(offsets, reverse=True):
+        text = text[:start] + content + text[end:]
+    assert main(["check", "--isolated", "--fix", str(path)]) == 0
+    assert path.read_text() == text
