@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, catches_missing_api, old_branch
-from torchpatch.engine.resolve import TRACKED_ROOTS, Binding, Scope, ScopeTree, chain_root
+from torchpatch.engine.resolve import TRACKED_ROOTS, Binding, Scope, ScopeTree, chain_root, returns_early_on_new_releases
 from torchpatch.engine.source import Locator
 from torchpatch.rules.base import SAFE, UNSAFE, Diagnostic, Edit, Fix, Rule
 from torchpatch.versions import Version
@@ -356,6 +356,8 @@ class _Walker:
                     and _overridden_on_new_releases(statement, body[index + 1], self.ctx.scopes):
                 continue
             self._visit_statement(statement, scope)
+            if type(statement) is ast.If and returns_early_on_new_releases(statement, self.ctx.scopes.old_branch_of):
+                return  # ``if NEW: return new(...)``: what follows is the old releases' path
 
     def _visit_statement(self, node: ast.stmt, scope: Scope) -> None:
         ctx = self.ctx
@@ -463,7 +465,7 @@ class _Walker:
                 else:
                     stack.append((base, current))
             elif isinstance(node, ast.IfExp):
-                old = old_branch(node.test, lambda expr, scope=current: scopes.is_tracked(expr, scope))
+                old = old_branch(node.test, scopes.guard_facts(current))
                 if old is None:
                     stack.extend(((node.test, current), (node.body, current), (node.orelse, current)))
                 else:
@@ -547,7 +549,7 @@ def _split_statement(node: ast.stmt, scopes: ScopeTree, scope: Scope):
         return header, [node.body], scopes.scope_of.get(id(node), scope)
     if isinstance(node, ast.If):
         old = scopes.old_branch_of[id(node)] if id(node) in scopes.old_branch_of \
-            else old_branch(node.test, lambda expr: scopes.is_tracked(expr, scope))
+            else old_branch(node.test, scopes.guard_facts(scope))
         if old is None:
             return [node.test], [node.body, node.orelse], scope
         # A version or feature check: its old-release branch is compatibility code, not a finding.

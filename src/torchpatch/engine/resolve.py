@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, old_branch
+from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, GuardFacts, module_definitions, old_branch
 
 #: Imports from these packages are tracked; everything else is ignored as early as possible.
 TRACKED_ROOTS = frozenset({"torch", "functorch", "torchvision", "torchaudio", "torchao", "torchtext"})
@@ -94,7 +94,13 @@ class ScopeTree:
         self.imports: list[tuple[ast.stmt, Scope]] = []
         self.old_branch_of: dict[int, str | None] = {}  # id(ast.If) -> which branch is compatibility code
         self._fallback_depth = 0
+        self.definitions, self.imported_names = module_definitions(module)
         self._visit_body(module.body, self.module_scope)
+
+    def guard_facts(self, scope: Scope) -> GuardFacts:
+        """What the compatibility-code classifier may know at ``scope``."""
+        return GuardFacts(qualname=lambda expr: self.qualname(expr, scope), definitions=self.definitions,
+                          imported=self.imported_names)
 
     # -- pass 1 -------------------------------------------------------------------------------
     def _bind(self, scope: Scope, name: str, node: ast.AST, **kwargs) -> None:
@@ -104,9 +110,15 @@ class ScopeTree:
         target.bind(Binding(name=name, position=_end(node), fallback=self._fallback_depth > 0, **kwargs))
 
     def _visit_body(self, body: list[ast.stmt], scope: Scope) -> None:
+        early = False
         for statement in body:
             if type(statement) not in _BINDS_NOTHING:
                 self._visit_statement(statement, scope)
+            if not early and type(statement) is ast.If and returns_early_on_new_releases(statement, self.old_branch_of):
+                early = True  # the rest of the body runs on old releases only
+                self._fallback_depth += 1
+        if early:
+            self._fallback_depth -= 1
 
     def _visit_statement(self, node: ast.stmt, scope: Scope) -> None:
         if isinstance(node, ast.Import):
@@ -162,7 +174,7 @@ class ScopeTree:
                         self._bind(scope, name, item.optional_vars)
             self._visit_body(node.body, scope)
         elif isinstance(node, ast.If):
-            old = self.old_branch_of[id(node)] = old_branch(node.test, lambda expr: self.is_tracked(expr, scope))
+            old = self.old_branch_of[id(node)] = old_branch(node.test, self.guard_facts(scope))
             for body, name in ((node.body, BODY_IS_OLD), (node.orelse, ELSE_IS_OLD)):
                 fallback = old in (name, BOTH)
                 self._fallback_depth += fallback
@@ -249,6 +261,16 @@ class ScopeTree:
         if parts:
             return base + "." + ".".join(reversed(parts))
         return base
+
+
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def returns_early_on_new_releases(node: ast.If, old_branch_of: dict[int, str | None]) -> bool:
+    """``if <new release or feature>: ...; return new(...)`` with no else: the statements after it in
+    the same body are the old releases' path (an early-return guard)."""
+    return not node.orelse and old_branch_of.get(id(node)) == ELSE_IS_OLD and bool(node.body) \
+        and isinstance(node.body[-1], _EXITS)
 
 
 def _choose(bindings: list[Binding], position: Position | None) -> Binding | None:
