@@ -30,9 +30,15 @@ class CheckpointUseReentrant(Rule):
 
     The fix adds `use_reentrant=False` and is unsafe: test training after applying it, or pass
     `use_reentrant=True` to keep today's behaviour and silence the warning.
+
+    ## Which working code changes behaviour
+    None, through 2.15: the default is still `use_reentrant=True` and the call only warns (the
+    announced error never came). The rule is therefore opt-in; enable it (`--extend-select TP401`)
+    to settle the warning and choose the variant on purpose.
     """
 
     code = "TP401"
+    opt_in = True
     name = "checkpoint-use-reentrant"
     summary = "`torch.utils.checkpoint` without `use_reentrant=` (warns since 2.1; default still True)"
     deprecated_in = v("2.1")
