@@ -118,3 +118,24 @@ def test_direction_of_version_comparisons():
     assert branch("if '2.4' <= torch.__version__: pass") == ELSE_IS_OLD
     assert branch("if torch.__version__ == '2.1.0': pass") == BOTH
     assert branch("if headless: pass") is None
+
+
+# -- findings about the object, not the name (§2) ------------------------------------------------------
+
+def test_a_variable_holding_one_of_several_classes_is_not_the_deprecated_one(lint):
+    code = ("import torch\nfrom torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler\n"
+            "if use_fsdp:\n    scaler_type = ShardedGradScaler\nelse:\n    scaler_type = torch.cuda.amp.GradScaler\n"
+            "scaler = scaler_type()\n")
+    result = lint(code, fix=True, unsafe_fixes=True)
+    # The reference in the else branch is reported (no fix); the call through the variable is not.
+    assert [(f.code, f.row, f.fix) for f in result.findings] == [("TP202", 6, None)]
+    assert result.fixed_text == code
+    single = "import torch\nscaler_type = torch.cuda.amp.GradScaler\nscaler = scaler_type()\n"
+    assert [f.row for f in lint(single).findings] == [2, 3]
+
+
+def test_silent_re_export_is_not_called_deprecated(lint):
+    for line in ("from torch.distributed._composable.fsdp import fully_shard\n",
+                 "from torch.distributed._tensor import DTensor\n"):
+        (finding,) = lint(line).findings
+        assert "deprecated" not in finding.message and "silently re-exports" in finding.message

@@ -28,6 +28,7 @@ class Binding:
     alias_of: ast.expr | None = None  # ``fn = torch.load`` keeps the expression, resolved lazily
     scope: "Scope | None" = None
     fallback: bool = False  # made inside ``except ImportError:`` — the path old releases take
+    conditional: bool = False  # made in a branch, loop or handler: it may or may not have run
     import_node: ast.stmt | None = None
     import_alias: ast.alias | None = None
 
@@ -94,6 +95,7 @@ class ScopeTree:
         self.imports: list[tuple[ast.stmt, Scope]] = []
         self.old_branch_of: dict[int, str | None] = {}  # id(ast.If) -> which branch is compatibility code
         self._fallback_depth = 0
+        self._conditional_depth = 0
         self.definitions, self.imported_names = module_definitions(module)
         self._visit_body(module.body, self.module_scope)
 
@@ -107,7 +109,8 @@ class ScopeTree:
         target = scope
         if scope.kind == "function" and name in scope.global_names:
             target = scope.module
-        target.bind(Binding(name=name, position=_end(node), fallback=self._fallback_depth > 0, **kwargs))
+        target.bind(Binding(name=name, position=_end(node), fallback=self._fallback_depth > 0,
+                            conditional=self._conditional_depth > 0, **kwargs))
 
     def _visit_body(self, body: list[ast.stmt], scope: Scope) -> None:
         early = False
@@ -165,8 +168,10 @@ class ScopeTree:
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             for name in _store_names(node.target):
                 self._bind(scope, name, node.target)
+            self._conditional_depth += 1
             self._visit_body(node.body, scope)
             self._visit_body(node.orelse, scope)
+            self._conditional_depth -= 1
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 if item.optional_vars is not None:
@@ -178,11 +183,15 @@ class ScopeTree:
             for body, name in ((node.body, BODY_IS_OLD), (node.orelse, ELSE_IS_OLD)):
                 fallback = old in (name, BOTH)
                 self._fallback_depth += fallback
+                self._conditional_depth += 1
                 self._visit_body(body, scope)
+                self._conditional_depth -= 1
                 self._fallback_depth -= fallback
         elif isinstance(node, ast.While):
+            self._conditional_depth += 1
             self._visit_body(node.body, scope)
             self._visit_body(node.orelse, scope)
+            self._conditional_depth -= 1
         elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
             self._visit_body(node.body, scope)
             for handler in node.handlers:
@@ -190,15 +199,19 @@ class ScopeTree:
                     self._bind(scope, handler.name, handler)
                 fallback = _catches_import_error(handler)
                 self._fallback_depth += fallback
+                self._conditional_depth += 1
                 self._visit_body(handler.body, scope)
+                self._conditional_depth -= 1
                 self._fallback_depth -= fallback
             self._visit_body(node.orelse, scope)
             self._visit_body(node.finalbody, scope)
         elif isinstance(node, ast.Match):
+            self._conditional_depth += 1
             for case in node.cases:
                 for name in _pattern_names(case.pattern):
                     self._bind(scope, name, case.pattern)
                 self._visit_body(case.body, scope)
+            self._conditional_depth -= 1
         elif isinstance(node, ast.Global):
             scope.global_names.update(node.names)
         elif isinstance(node, ast.Nonlocal):
@@ -285,8 +298,21 @@ def _choose(bindings: list[Binding], position: Position | None) -> Binding | Non
         visible = bindings if position is None or bindings[0].position == (0, 0) else []
         if not visible:
             return None
-    preferred = [b for b in visible if not b.fallback]
-    return (preferred or visible)[-1]
+    preferred = [b for b in visible if not b.fallback] or visible
+    chosen = preferred[-1]
+    if chosen.conditional and chosen.import_node is None:
+        # ``if fsdp: scaler_type = ShardedGradScaler`` / ``else: scaler_type = GradScaler``: the name
+        # may hold one of several objects; it certainly is none of them.
+        others = [b for b in preferred[:-1] if b.scope is chosen.scope]
+        if any(_target(b) != _target(chosen) for b in others):
+            return None
+    return chosen
+
+
+def _target(binding: Binding) -> str | None:
+    if binding.alias_of is not None:
+        return ast.dump(binding.alias_of)
+    return binding.qualname
 
 
 def _pattern_names(pattern: ast.AST) -> list[str]:

@@ -52,6 +52,7 @@ class ApiChange:
     fixed: str | None
     module_moves: tuple[ModuleMove, ...] = ()  # kind = "module": the old modules that have a new home
     no_fix_with: tuple[str, ...] = ()  # names whose presence in the file makes the fix wrong
+    silent: bool = False  # a re-export kept without a warning or a documented deprecation
 
     def move_for(self, module: str) -> ModuleMove | None:
         """The new home of ``module`` (the row's module or one of its submodules), or None."""
@@ -66,6 +67,9 @@ class ApiChange:
         return min(x for x in (self.deprecated_in, self.removed_in) if x is not None)
 
     def phrase(self, target: Version) -> str:
+        if self.silent and self.removed_in is None:
+            # No release warns or documents a deprecation: say what it is, not "deprecated".
+            return f"an old private path that silently re-exports the public module of PyTorch {self.deprecated_in}"
         if self.removed_in is not None and self.removed_in <= target:
             if self.deprecated_in is not None:
                 return f"deprecated in PyTorch {self.deprecated_in}, removed in {self.removed_in}"
@@ -94,7 +98,7 @@ def api_changes() -> tuple[ApiChange, ...]:
             module_moves=tuple(
                 ModuleMove(move["old"], move["new"], frozenset(move["names"]) if "names" in move else None)
                 for move in row.get("module_move", ())),
-            no_fix_with=tuple(row.get("no_fix_with", ())),
+            no_fix_with=tuple(row.get("no_fix_with", ())), silent=row.get("silent", False),
         ))
     return tuple(rows)
 

@@ -93,7 +93,7 @@ class LegacyUpsampling(Rule):
         new_text = new.replace("torch.nn.functional.", "F.").replace("torch.nn.", "nn.")
         use = f"`{new_text}(..., {extra})`" if extra else f"`{new_text}`"
         how = "UserWarning" if qualname in WARNS else "documented; no runtime warning"
-        message = f"`{old_text}` is deprecated since PyTorch 0.4 ({how}, still shipped in 2.14); use {use}"
+        message = f"`{old_text}` is deprecated since PyTorch 0.4 ({how}, still shipped in 2.15); use {use}"
         fix = None
         starred = any(isinstance(arg, ast.Starred) for arg in call.args)
         if isinstance(call.func, (ast.Name, ast.Attribute)) and (

@@ -77,7 +77,7 @@ class TorchNorm(Rule):
     ]
 
     def check_call(self, ctx, call, qualname):
-        message = ("`torch.norm` is documented as deprecated since PyTorch 1.7 (unmaintained, still shipped in 2.14); "
+        message = ("`torch.norm` is documented as deprecated since PyTorch 1.7 (unmaintained, still shipped in 2.15); "
                    "use `torch.linalg.vector_norm` or `torch.linalg.matrix_norm`")
         yield ctx.diagnostic(call, message, self._fix(ctx, call))
 
