@@ -15,11 +15,11 @@ FUNCTIONS = {
     "torch.cholesky": ("deprecated since PyTorch 1.9 (UserWarning)", "`torch.linalg.cholesky(A, upper=...)`"),
     "torch.qr": ("deprecated since PyTorch 1.9 (UserWarning)", "`torch.linalg.qr(A, mode=...)`"),
     "torch.chain_matmul": ("deprecated since PyTorch 1.9 (UserWarning)", "`torch.linalg.multi_dot([a, b, ...])`"),
-    "torch.lu": ("deprecated (UserWarning in 2.4 through 2.13)",
+    "torch.lu": ("deprecated (UserWarning in 2.4 through 2.15)",
                  "`torch.linalg.lu_factor(A)` (or `lu_factor_ex` for `get_infos=True`)"),
-    "torch.lu_solve": ("deprecated (UserWarning in 2.4 through 2.13)",
+    "torch.lu_solve": ("deprecated (UserWarning in 2.4 through 2.15)",
                        "`torch.linalg.lu_solve(LU, pivots, B)` (arguments reordered)"),
-    "torch.triangular_solve": ("deprecated (UserWarning in 2.4 through 2.13)",
+    "torch.triangular_solve": ("deprecated (UserWarning in 2.4 through 2.15)",
                                "`torch.linalg.solve_triangular(A, B, upper=...)`: arguments reversed, `upper` has no "
                                "default, and it returns only the solution"),
     "torch.svd": ("documented as deprecated (no runtime warning in 2.4 through 2.13)",
@@ -58,14 +58,15 @@ class LegacyLinalgFunction(Rule):
     PyTorch 1.9 deprecated `cholesky`, `qr` and `chain_matmul` in favour of `torch.linalg`
     (pytorch#57725, #57745, #57735); `lu`, `lu_solve` and `triangular_solve` warn too, and `svd` is
     deprecated in its documentation. Each warns "will be removed in a future PyTorch release" (a
-    `UserWarning` on first use) in every release from 2.4 through 2.13.
+    `UserWarning` on first use) in every release from 2.4 through 2.15 (lu, lu_solve, triangular_solve checked in the 2.15.0 libtorch).
 
     The fixes follow PyTorch's own instructions in those warnings: `cholesky(A, upper=u)` is
     `linalg.cholesky(A, upper=u)`; `qr(A)` is `linalg.qr(A)` and `qr(A, some=False)` is
     `linalg.qr(A, mode="complete")`; `chain_matmul(a, b, c)` is `linalg.multi_dot([a, b, c])`
     (two or more matrices); `lu(A, get_infos=True)` is `linalg.lu_factor_ex(A)`; `lu(A)` becomes
     `linalg.lu_factor(A)` as an unsafe fix, because `torch.lu` never checked for errors (a singular
-    matrix factors quietly in 2.4.1, 2.5.1, 2.6.0 and 2.13) while `linalg.lu_factor` raises on one; `lu_solve(B, LU, pivots)` is `linalg.lu_solve(LU, pivots, B)` (only
+    matrix factors quietly on 2.13, and `torch.lu` is the same Python in the 2.4.1-2.15 sources) while
+    `linalg.lu_factor` raises on one; `lu_solve(B, LU, pivots)` is `linalg.lu_solve(LU, pivots, B)` (only
     when the arguments are plain names, so reordering them cannot reorder side effects).
     `triangular_solve` and `svd` return different things than their replacements (no cloned
     coefficient; `Vh` instead of `V`), so they are reported without a fix.

@@ -37,7 +37,7 @@ class LegacyUpsampling(Rule):
     ## Why is this bad?
     All five have been deprecated in favour of `interpolate` since PyTorch 0.4. The functions warn
     on every call ("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate`
-    instead.", a `UserWarning` in 2.4 through 2.13); the two classes say so in their documentation
+    instead.", a `UserWarning` in 2.4 through 2.15); the two classes say so in their documentation
     only ("This class is deprecated in favor of `interpolate()`").
 
     Each is a thin wrapper, so the fix keeps the output identical:
