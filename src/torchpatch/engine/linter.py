@@ -57,7 +57,10 @@ class FileResult:
 
 
 class ParseFailure(Exception):
-    pass
+    def __init__(self, message: str, lineno: int | None = None, detail: str = "") -> None:
+        super().__init__(message)
+        self.lineno = lineno
+        self.detail = detail
 
 
 def parse_text(text: str, path: Path) -> ast.Module:
@@ -71,7 +74,7 @@ def parse_text(text: str, path: Path) -> ast.Module:
         where = f" at line {error.lineno}" if error.lineno else ""
         raise ParseFailure(
             f"syntax error{where}: {detail} (parsed with Python {sys.version_info.major}.{sys.version_info.minor};"
-            " syntax newer than this Python cannot be checked)") from None
+            " syntax newer than this Python cannot be checked)", error.lineno, detail) from None
     except (RecursionError, MemoryError):
         raise ParseFailure("too deeply nested to parse") from None
     except ValueError as error:
@@ -159,7 +162,7 @@ def check_file(path: Path, settings: Settings, fix: bool = False, unsafe_fixes: 
         if add_todos:
             text, diagnostics = _add_todos(text, path, settings, diagnostics, unsafe_fixes, result, file_codes)
     except ParseFailure as error:
-        result.error = str(error)
+        result.error = _notebook_reason(source, error) or str(error)
         return result
     except Exception as error:  # a bug in torchpatch: report it for this file, leave the file alone, go on
         result.error = f"internal error ({type(error).__name__}: {error}); the file was left unchanged"
@@ -171,6 +174,19 @@ def check_file(path: Path, settings: Settings, fix: bool = False, unsafe_fixes: 
         locator = Locator(text)
         result.findings = [_place(diagnostic, locator, source, path) for diagnostic in diagnostics]
     return result
+
+
+def _notebook_reason(source: Source, error: ParseFailure) -> str | None:
+    """For a notebook: the cell (as Jupyter numbers it) and the line inside it, and the reason."""
+    if not source.is_notebook or error.lineno is None:
+        return None
+    placed = source.cell_of_row(error.lineno)
+    if placed is None:
+        return None
+    cell, row = placed
+    line = cell.original_lines[row - 1].strip() if 0 < row <= len(cell.original_lines) else ""
+    shown = f" ({line[:60]!r})" if line else ""
+    return f"cell {cell.number}, line {row}: syntax error: {error.detail}{shown}; the notebook was not checked"
 
 
 def _check_dependency_file(path: Path, settings: Settings, result: FileResult) -> FileResult:
