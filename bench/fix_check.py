@@ -163,21 +163,22 @@ def main(argv: list[str] | None = None) -> int:
              f"changed {len(report['changed_files']):4} failures {len(report['failures'])}")
         for failure in report["failures"]:
             _log(f"    {failure['file']}: {failure['problem']}")
-    tests_ok = True
+    tests_ok, tests_said = True, "skipped"
     if not args.no_tests:
         result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "torch",
                                  *BEHAVIOUR_TESTS], cwd=ROOT, capture_output=True, text=True)
         tests_ok = result.returncode == 0
         summary = (result.stdout.strip().splitlines() or ["(no output)"])[-1]
+        tests_said = f"{'passed' if tests_ok else 'FAILED'} ({summary})"
         _log(f"fix-behaviour tests on real torch: {summary}")
     WORK.mkdir(parents=True, exist_ok=True)
-    (WORK / "report.json").write_text(json.dumps(reports, indent=1))
+    (WORK / ("report-unsafe.json" if args.unsafe_fixes else "report.json")).write_text(json.dumps(reports, indent=1))
     total_files = sum(r["python_files"] for r in reports)
     total_changed = sum(len(r["changed_files"]) for r in reports)
     total_failures = sum(len(r["failures"]) for r in reports)
     print(f"{len(reports)} packages, {total_files} Python files, {total_changed} changed by --fix"
           f"{' --unsafe-fixes' if args.unsafe_fixes else ''}, {total_failures} broken"
-          f" (not compiling or new undefined names); behaviour tests {'passed' if tests_ok else 'FAILED'}")
+          f" (not compiling or new undefined names); behaviour tests {tests_said}")
     return 0 if total_failures == 0 and tests_ok else 1
 
 

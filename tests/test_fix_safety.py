@@ -264,3 +264,13 @@ def test_json_fix_edits_include_the_import_removal(tmp_path, capsys):
         text = text[:start] + content + text[end:]
     assert main(["check", "--isolated", "--fix", str(path)]) == 0
     assert path.read_text() == text
+
+
+def test_dropping_a_true_verbose_is_unsafe_below_2_7(lint):
+    # timm scheduler/plateau_lr.py passes ``verbose=verbose``: on 2.4-2.6 that printed the learning rate.
+    code = "import torch\ns = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, verbose=verbose)\n"
+    assert _fix(lint, code, select=["TP111"]).fixed_text == code
+    assert _fix(lint, code, select=["TP111"], min_torch="2.7").fixed_text == \
+        "import torch\ns = torch.optim.lr_scheduler.ReduceLROnPlateau(opt)\n"
+    quiet = "import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 10, verbose=False)\n"
+    assert _fix(lint, quiet, select=["TP111"]).fixed_text == "import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 10)\n"
