@@ -139,3 +139,14 @@ def test_silent_re_export_is_not_called_deprecated(lint):
                  "from torch.distributed._tensor import DTensor\n"):
         (finding,) = lint(line).findings
         assert "deprecated" not in finding.message and "silently re-exports" in finding.message
+
+
+def test_an_imported_torch_version_in_a_chained_range_is_compatibility_code(lint):
+    # mmengine runner/amp.py: ``if digit_version('1.5.0') <= digit_version(TORCH_VERSION) < digit_version('1.10.0'):``
+    code = ("import torch\nfrom mmengine.utils import digit_version\nfrom mmengine.utils.dl_utils import TORCH_VERSION\n"
+            "if digit_version('1.5.0') <= digit_version(TORCH_VERSION) < digit_version('1.10.0'):\n"
+            "    with torch.cuda.amp.autocast(enabled=enabled):\n        pass\n")
+    assert rows(lint, code, select=["TP202"]) == []
+    attribute = code.replace("from mmengine.utils.dl_utils import TORCH_VERSION\n", "import mmengine.utils.dl_utils as dl\n") \
+        .replace("digit_version(TORCH_VERSION)", "digit_version(dl.TORCH_VERSION)")
+    assert rows(lint, attribute, select=["TP202"]) == []

@@ -218,15 +218,16 @@ def _is_version_value(expr: ast.expr, facts: GuardFacts, depth: int) -> bool:
         node = stack.pop()
         kind = type(node)
         if kind is ast.Attribute:
-            qualname = facts.qualname(node)
-            if qualname is None:
-                stack.append(node.value)
-            elif _is_version_name(qualname):
+            if facts.is_torch(node):
+                if _is_version_name(facts.qualname(node)):
+                    return True
+            elif name_role(node.attr) == "value":  # utils.TORCH_VERSION
                 return True
+            else:
+                stack.append(node.value)
         elif kind is ast.Name:
-            qualname = facts.qualname(node)
-            if qualname is not None:
-                if _is_version_name(qualname):
+            if facts.is_torch(node):
+                if _is_version_name(facts.qualname(node)):
                     return True
                 continue
             definitions = facts.definitions.get(node.id)
