@@ -150,3 +150,16 @@ def test_an_imported_torch_version_in_a_chained_range_is_compatibility_code(lint
     attribute = code.replace("from mmengine.utils.dl_utils import TORCH_VERSION\n", "import mmengine.utils.dl_utils as dl\n") \
         .replace("digit_version(TORCH_VERSION)", "digit_version(dl.TORCH_VERSION)")
     assert rows(lint, attribute, select=["TP202"]) == []
+
+
+def test_early_return_through_try_and_with(lint):
+    # pyg torch_geometric/io/fs.py torch_load
+    code = ("import pickle\nimport torch\nimport torch_geometric.typing\n\ndef torch_load(path, map_location=None):\n"
+            "    if torch_geometric.typing.WITH_PT24:\n        try:\n            with open(path, 'rb') as f:\n"
+            "                return torch.load(f, map_location, weights_only=True)\n"
+            "        except pickle.UnpicklingError as e:\n            if 'x' in str(e):\n"
+            "                return torch.load(path, weights_only=False)\n            else:\n                raise e\n\n"
+            "    with open(path, 'rb') as f:\n        return torch.load(f, map_location)\n")
+    assert rows(lint, code, select=["TP301"]) == []
+    falls_through = code.replace("                raise e\n", "                pass\n")
+    assert rows(lint, falls_through, select=["TP301"]) == [17]

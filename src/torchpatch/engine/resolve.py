@@ -282,8 +282,27 @@ _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 def returns_early_on_new_releases(node: ast.If, old_branch_of: dict[int, str | None]) -> bool:
     """``if <new release or feature>: ...; return new(...)`` with no else: the statements after it in
     the same body are the old releases' path (an early-return guard)."""
-    return not node.orelse and old_branch_of.get(id(node)) == ELSE_IS_OLD and bool(node.body) \
-        and isinstance(node.body[-1], _EXITS)
+    return not node.orelse and old_branch_of.get(id(node)) == ELSE_IS_OLD and _always_exits(node.body)
+
+
+def _always_exits(body: list[ast.stmt]) -> bool:
+    """Whether running ``body`` always ends in return/raise/continue/break (pyg's ``torch_load``:
+    ``if WITH_PT24: try: return torch.load(...) / except ...: return ... / raise``)."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, _EXITS):
+        return True
+    if isinstance(last, ast.If):
+        return _always_exits(last.body) and _always_exits(last.orelse)
+    if isinstance(last, (ast.With, ast.AsyncWith)):
+        return _always_exits(last.body)
+    if isinstance(last, ast.Try) or type(last).__name__ == "TryStar":
+        if last.finalbody and _always_exits(last.finalbody):
+            return True
+        main = _always_exits(last.orelse) if last.orelse else _always_exits(last.body)
+        return main and all(_always_exits(handler.body) for handler in last.handlers)
+    return False
 
 
 def _choose(bindings: list[Binding], position: Position | None) -> Binding | None:

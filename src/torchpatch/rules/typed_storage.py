@@ -56,6 +56,8 @@ class TypedStorage(Rule):
         # Handling what torch itself still returns (``tensor.storage()`` is a TypedStorage in 2.13) is no use.
         "import torch as th\nif isinstance(obj, th.TypedStorage):\n    pass\n",
         "import torch\nok = isinstance(obj, (torch.storage.TypedStorage, torch.UntypedStorage))\n",
+        # lightning fabric/utilities/load.py rebuilds checkpoint storages the way torch.serialization does.
+        "from torch.storage import TypedStorage\nstorage = TypedStorage(wrap_storage=uts, dtype=dtype, _internal=True)\n",
     ]
     INVALID = [
         Invalid("import torch\nstore = torch.FloatStorage(4)\n"),
@@ -66,7 +68,7 @@ class TypedStorage(Rule):
     def check_reference(self, ctx, reference):
         if reference.in_import:
             return  # reported where the name is used
-        if _is_type_test(ctx, reference.node):
+        if _is_type_test(ctx, reference.node) or _is_internal_construction(ctx, reference.node):
             return  # torch itself still hands out TypedStorage (``tensor.storage()``): checking for it uses nothing
         name = reference.qualname
         message = (f"`{name}` is a typed storage, deprecated since PyTorch {self.deprecated_in}; use tensors, "
@@ -82,3 +84,11 @@ def _is_type_test(ctx, node) -> bool:
     if type(parent) is ast.Call and type(parent.func) is ast.Name and parent.func.id in ("isinstance", "issubclass"):
         return len(parent.args) == 2 and parent.args[1] is node
     return False
+
+
+def _is_internal_construction(ctx, node) -> bool:
+    """``TypedStorage(..., _internal=True)``: rebuilding the storages torch's own checkpoint format
+    holds (what ``torch.serialization`` does, and lightning's lazy loader), not a use of the API."""
+    parent = ctx.parent_of(node)
+    return type(parent) is ast.Call and parent.func is node and any(
+        k.arg == "_internal" and type(k.value) is ast.Constant and k.value.value is True for k in parent.keywords)
