@@ -163,3 +163,13 @@ def test_early_return_through_try_and_with(lint):
     assert rows(lint, code, select=["TP301"]) == []
     falls_through = code.replace("                raise e\n", "                pass\n")
     assert rows(lint, falls_through, select=["TP301"]) == [17]
+
+
+def test_a_name_imported_from_one_of_several_devices_is_not_the_cuda_one(lint):
+    # mmengine optim/optimizer/amp_optimizer_wrapper.py
+    code = ("import torch\nif is_npu_available():\n    from torch.npu.amp import GradScaler\nelif is_mlu_available():\n"
+            "    from torch.mlu.amp import GradScaler\nelse:\n    from torch.cuda.amp import GradScaler\n\n"
+            "scaler_type = GradScaler\nscaler = GradScaler()\n")
+    assert rows(lint, code, select=["TP202"]) == []
+    plain = "import torch\nfrom torch.cuda.amp import GradScaler\nscaler = GradScaler()\n"
+    assert rows(lint, plain, select=["TP202"]) == [3]

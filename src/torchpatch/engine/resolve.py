@@ -319,9 +319,10 @@ def _choose(bindings: list[Binding], position: Position | None) -> Binding | Non
             return None
     preferred = [b for b in visible if not b.fallback] or visible
     chosen = preferred[-1]
-    if chosen.conditional and chosen.import_node is None:
-        # ``if fsdp: scaler_type = ShardedGradScaler`` / ``else: scaler_type = GradScaler``: the name
-        # may hold one of several objects; it certainly is none of them.
+    if chosen.conditional:
+        # ``if fsdp: scaler_type = ShardedGradScaler`` / ``else: scaler_type = GradScaler``, or
+        # ``if npu: from torch.npu.amp import GradScaler`` / ``else: from torch.cuda.amp import GradScaler``
+        # (mmengine): the name may hold one of several objects; it certainly is none of them.
         others = [b for b in preferred[:-1] if b.scope is chosen.scope]
         if any(_target(b) != _target(chosen) for b in others):
             return None
