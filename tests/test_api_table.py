@@ -135,3 +135,33 @@ def test_deprecated_renames_warn_and_the_replacement_is_what_they_call():
     assert isinstance(torch._dynamo.config.get_config_copy(), dict)
     out = torch.func.functional_call(torch.nn.Linear(2, 2), {}, (torch.ones(1, 2),))
     assert out.shape == (1, 2)
+
+
+MOVES = [(row, move) for row in ROWS for move in row.module_moves]
+
+
+@pytest.mark.parametrize("row, move", MOVES, ids=[move.old for _, move in MOVES])
+def test_module_moves_name_real_modules_and_the_same_objects(row, move):
+    """Each listed move is a real module at 2.13 (or in the pinned torchao) holding every listed name;
+    where the old module still exists, each name is the very object it had there."""
+    installed = _installed()
+    _needs_package(move.new)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        new = importlib.import_module(move.new)
+        for name in move.names or ():
+            assert hasattr(new, name), f"{move.new}.{name}"
+            assert not isinstance(getattr(new, name), type(importlib)), f"{move.new}.{name} is a module"
+        if row.removed_in is None or row.removed_in > installed:
+            old = importlib.import_module(move.old)
+            for name in move.names or ():
+                assert getattr(old, name) is getattr(new, name), f"{move.old}.{name}"
+
+
+def test_module_move_targets_are_modules_not_functions():
+    """``torch.distributed.fsdp.fully_shard`` is a function: no move may point at it as a module."""
+    pytest.importorskip("torch")
+    for row in ROWS:
+        for move in row.module_moves:
+            _needs_package(move.new)
+            assert _module_exists(move.new), move.new

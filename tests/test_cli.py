@@ -45,7 +45,7 @@ def test_exit_codes(project, capsys):
 
 def test_json_fields_match_ruff(project, capsys):
     write(project / "a.py", EXPORT)
-    code, findings = check_json(capsys, "a.py")
+    code, findings = check_json(capsys, "--min-torch", "2.6", "a.py")  # export_for_training -> export: safe from 2.6
     assert code == 1
     (finding,) = findings
     # ruff's field names, plus the severity (issue 12: error for removed APIs and security).
@@ -86,7 +86,7 @@ def test_github_and_sarif_formats(project, capsys):
 def test_statistics(project, capsys):
     write(project / "a.py", LOAD + EXPORT.replace("import torch\n", ""))
     write(project / "b.py", LOAD)
-    main(["check", "--statistics", "."])
+    main(["check", "--statistics", "--min-torch", "2.6", "."])
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["2", "TP301", "torch-load-without-weights-only"]
     assert lines[1].split() == ["1", "TP101", "[*]", "removed-api"]

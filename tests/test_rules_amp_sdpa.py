@@ -34,7 +34,7 @@ def _findings(lint, code: str, rule: str, **options):
 AMP_FIXES = [
     pytest.param(
         "import torch\nwith torch.cuda.amp.autocast(False):\n    pass\n",
-        'import torch\nwith torch.amp.autocast("cuda", enabled=False):\n    pass\n',
+        'import torch\nwith torch.amp.autocast("cuda", enabled=False, dtype=torch.float16):\n    pass\n',
         id="positional-enabled-gets-its-name"),
     pytest.param(
         "import torch\nwith torch.cuda.amp.autocast(True, torch.float16, cache_enabled=False):\n    pass\n",
@@ -43,20 +43,20 @@ AMP_FIXES = [
     pytest.param(
         "from torch.cuda import amp\nscaler = amp.GradScaler(65536.0, 2.0, 0.5, 2000, False)\nwith amp.autocast():\n    pass\n",
         'import torch\nscaler = torch.amp.GradScaler("cuda", init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5, '
-        'growth_interval=2000, enabled=False)\nwith torch.amp.autocast("cuda"):\n    pass\n',
+        'growth_interval=2000, enabled=False)\nwith torch.amp.autocast("cuda", dtype=torch.float16):\n    pass\n',
         id="from-torch-cuda-import-amp"),
     pytest.param(
         "import torch\n\ndef train():\n    from torch.cuda.amp import autocast\n    with autocast():\n        pass\n",
-        'import torch\n\ndef train():\n    with torch.amp.autocast("cuda"):\n        pass\n',
+        'import torch\n\ndef train():\n    with torch.amp.autocast("cuda", dtype=torch.float16):\n        pass\n',
         id="function-local-import"),
     pytest.param(
         "import torch.cuda.amp as amp\nimport torch.cpu.amp as cpu_amp\nwith amp.autocast(), cpu_amp.autocast():\n    pass\n",
-        'import torch\nwith torch.amp.autocast("cuda"), torch.amp.autocast("cpu"):\n    pass\n',
+        'import torch\nwith torch.amp.autocast("cuda", dtype=torch.float16), torch.amp.autocast("cpu", dtype=torch.bfloat16):\n    pass\n',
         id="module-aliases-both-devices"),
     pytest.param(
         "from torch.cuda.amp import autocast, GradScaler\nscaler = GradScaler()\nkeep = GradScaler\nwith autocast():\n    pass\n",
         'from torch.cuda.amp import GradScaler\nimport torch\nscaler = torch.amp.GradScaler("cuda")\nkeep = GradScaler\n'
-        'with torch.amp.autocast("cuda"):\n    pass\n',
+        'with torch.amp.autocast("cuda", dtype=torch.float16):\n    pass\n',
         id="import-kept-while-still-used"),
     pytest.param(
         "import torch\nfwd = torch.cuda.amp.custom_fwd(forward, cast_inputs=torch.float32)\nbwd = torch.cuda.amp.custom_bwd(backward)\n",
@@ -69,22 +69,23 @@ AMP_FIXES = [
         id="custom-fwd-empty-call"),
     pytest.param(
         "import torch\nwith torch.cuda.amp.autocast_mode.autocast(enabled=False):\n    pass\n",
-        'import torch\nwith torch.amp.autocast("cuda", enabled=False):\n    pass\n',
+        'import torch\nwith torch.amp.autocast("cuda", enabled=False, dtype=torch.float16):\n    pass\n',
         id="defining-submodule"),
     pytest.param(
         "import torch\nac = torch.cuda.amp.autocast\nwith ac(True):\n    pass\n",
-        'import torch\nac = torch.cuda.amp.autocast\nwith torch.amp.autocast("cuda", enabled=True):\n    pass\n',
+        # Not fixed: rewriting the call through a local alias would leave ``ac`` dead (and still old).
+        "import torch\nac = torch.cuda.amp.autocast\nwith ac(True):\n    pass\n",
         id="call-through-alias"),
     pytest.param(
         "import torch\nwith torch.cuda.amp.autocast(\n    # why\n    False,\n):\n    pass\n"
         "with torch.cuda.amp.autocast(  # note\n    False):\n    pass\n",
-        'import torch\nwith torch.amp.autocast(\n    # why\n    "cuda",\n    enabled=False,\n):\n    pass\n'
-        'with torch.amp.autocast(  # note\n    "cuda",\n    enabled=False):\n    pass\n',
+        'import torch\nwith torch.amp.autocast(\n    # why\n    "cuda",\n    enabled=False,\n    dtype=torch.float16,\n):\n    pass\n'
+        'with torch.amp.autocast(  # note\n    "cuda",\n    enabled=False, dtype=torch.float16):\n    pass\n',
         id="one-argument-a-line-with-comments"),
     pytest.param(
         "import torch\nscalers = [torch.cuda.amp.GradScaler(s) for s in scales]\nf = lambda: torch.cpu.amp.autocast(False)\n",
         'import torch\nscalers = [torch.amp.GradScaler("cuda", init_scale=s) for s in scales]\n'
-        'f = lambda: torch.amp.autocast("cpu", enabled=False)\n',
+        'f = lambda: torch.amp.autocast("cpu", enabled=False, dtype=torch.bfloat16)\n',
         id="comprehension-and-lambda"),
 ]
 

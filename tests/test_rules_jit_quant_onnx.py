@@ -146,12 +146,23 @@ def test_symm_mem_delete_variants(lint):
     code = ("import torch.distributed._symmetric_memory as symm_mem\n"
             "for g in groups:\n    symm_mem.enable_symm_mem_for_group(g.group_name)\n"
             "x = 1; symm_mem.enable_symm_mem_for_group('0')\n")
-    fixed = _fixed(lint, code)
+    fixed = _fixed(lint, code, min_torch="2.15")
     assert fixed == ("import torch.distributed._symmetric_memory as symm_mem\n"
                      "for g in groups:\n    pass\n"
                      "x = 1; symm_mem.enable_symm_mem_for_group('0')\n")
-    result = lint(code, fix=True, select=["TP214"])  # unsafe: nothing without --unsafe-fixes
-    assert result.fixed_text in (None, code)
+    result = lint(code, fix=True, select=["TP214"], min_torch="2.15")  # unsafe: nothing without --unsafe-fixes
+    assert result.fixed_text == code
+
+
+def test_symm_mem_call_is_kept_while_async_tp_needs_it(lint):
+    # 2.11-2.14: Inductor's micro_pipeline_tp checks is_symm_mem_enabled_for_group, which only
+    # knows the groups this call registered; deleting it turns async TP off.
+    code = "import torch.distributed._symmetric_memory as symm_mem\nsymm_mem.enable_symm_mem_for_group(name)\n"
+    for min_torch in ("2.4", "2.11", "2.14"):
+        result = lint(code, fix=True, unsafe_fixes=True, select=["TP214"], min_torch=min_torch)
+        assert [f.code for f in result.findings] == ["TP214"]
+        assert result.findings[0].fix is None and result.fixed_text == code
+        assert "still needed through PyTorch 2.14" in result.findings[0].message
 
 
 def test_magma_keeps_quotes_and_ignores_other_backends(lint):
@@ -259,10 +270,7 @@ def test_torchao_replacement_runs_when_installed():
     torch = pytest.importorskip("torch")
     torchao_quantization = pytest.importorskip("torchao.quantization")
     model = torch.nn.Sequential(torch.nn.Linear(16, 16))
-    try:
-        torchao_quantization.quantize_(model, torchao_quantization.Int8DynamicActivationInt8WeightConfig())
-    except Exception as error:  # noqa: BLE001 - torchao builds differ; the API must exist
-        pytest.skip(f"torchao quantize_ does not run on this build: {error}")
+    torchao_quantization.quantize_(model, torchao_quantization.Int8DynamicActivationInt8WeightConfig())
     assert model(torch.ones(2, 16)).shape == (2, 16)
 
 
@@ -391,7 +399,7 @@ def test_fixed_magma_and_symm_mem_code_runs(lint, monkeypatch):
 
     fixed = _fixed(lint, "import torch.distributed._symmetric_memory as symm_mem\n\ndef setup(group):\n"
                          "    symm_mem.enable_symm_mem_for_group(group.group_name)\n"
-                         "    return symm_mem.is_nvshmem_available\n")
+                         "    return symm_mem.is_nvshmem_available\n", min_torch="2.15")
     assert "enable_symm_mem_for_group" not in fixed
     namespace: dict = {}
     with warnings.catch_warnings(record=True) as caught:

@@ -53,9 +53,8 @@ def test_every_torchfix_code_is_answered_or_documented():
     assert all(reason and "\n" not in reason for reason in NOT_COVERED.values())
 
 
-def test_torchfix_code_list_matches_torchfix_when_installed():
-    if importlib.util.find_spec("torchfix") is None:
-        pytest.skip("torchfix is not installed (the list above is read from the 0.7.0 wheel)")
+def test_torchfix_code_list_matches_torchfix():
+    # torchfix is in the test extra: this runs in CI and fails if it is missing.
     from torchfix.torchfix import GET_ALL_ERROR_CODES
 
     assert set(GET_ALL_ERROR_CODES()) == TORCHFIX_CODES
@@ -486,14 +485,73 @@ def test_ger_is_outer_and_assert_close_is_stricter():
     torch.testing.assert_close(torch.ones(2), torch.ones(2))
 
 
+#: The torchvision release built for the test torch (2.13.0): PyPI's wheel cannot be imported beside
+#: the CPU build of torch here (its C extension is built against the CUDA one), so its Python
+#: sources are read from the wheel instead; they are what the claims are about.
+TORCHVISION_FOR_TEST_TORCH = "torchvision==0.28.0"
+
+
+def _torchvision_wheel():
+    """The wheel of TORCHVISION_FOR_TEST_TORCH, downloaded once (PyPI, no dependencies)."""
+    import os
+    import zipfile
+    from pathlib import Path
+
+    cache = Path(os.environ.get("TORCHPATCH_TEST_CACHE", Path.home() / ".cache" / "torchpatch-tests"))
+    cache.mkdir(parents=True, exist_ok=True)
+    found = sorted(cache.glob("torchvision-0.28.0-*.whl"))
+    if not found:
+        if os.environ.get("TORCHPATCH_OFFLINE"):
+            pytest.skip("TORCHPATCH_OFFLINE is set: the torchvision wheel cannot be fetched")
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                        "--python-version", "3.11", "--platform", "manylinux_2_28_x86_64",
+                        "-d", str(cache), TORCHVISION_FOR_TEST_TORCH], check=True)
+        found = sorted(cache.glob("torchvision-0.28.0-*.whl"))
+    return zipfile.ZipFile(found[0])
+
+
+def _weights_members(wheel) -> dict[tuple[str, str], set[str]]:
+    """(models subpackage, weights enum class) -> its members, read from torchvision/models/**/*.py."""
+    import ast
+
+    members: dict[tuple[str, str], set[str]] = {}
+    for name in wheel.namelist():
+        if not (name.startswith("torchvision/models/") and name.endswith(".py")):
+            continue
+        package = "/".join(name.split("/")[2:-1]).replace("/", ".")
+        for node in ast.parse(wheel.read(name)).body:
+            if isinstance(node, ast.ClassDef) and node.name.endswith("_Weights"):
+                members.setdefault((package, node.name), set()).update(
+                    target.id for statement in node.body if isinstance(statement, ast.Assign)
+                    for target in statement.targets if isinstance(target, ast.Name))
+    return members
+
+
+def test_torchvision_claims_from_the_wheel_sources():
+    """TP600: every weights enum member the rule writes exists in torchvision 0.28 (the release for torch
+    2.13); TP601: ``v2.ToTensor`` is documented as deprecated there."""
+    wheel = _torchvision_wheel()
+    members = _weights_members(wheel)
+    for model, (weights, backbone, _) in MODELS.items():
+        for enum in (weights, backbone):
+            if enum is None:
+                continue
+            package = model.rpartition(".")[0] if enum is weights else ""
+            enum_class, _, member = enum.partition(".")
+            assert member in members.get((package, enum_class), set()), f"{enum} (in torchvision.models.{package})"
+    deprecated = wheel.read("torchvision/transforms/v2/_deprecated.py").decode()
+    body = deprecated[deprecated.index("class ToTensor"):]
+    assert "is deprecated and will be removed" in body[:body.index("\nclass ") if "\nclass " in body else None]
+
+
 @pytest.mark.torch
-def test_torchvision_claims_when_installed():
+def test_torchvision_claims_when_importable():
+    """Where torchvision imports (a torch build it was made for), the same claims at run time."""
     pytest.importorskip("torch")
-    try:
-        import torchvision
-        from torchvision.transforms import v2
-    except Exception as error:  # noqa: BLE001 - absent, or built for another torch
-        pytest.skip(f"torchvision is not usable here: {error}")
+    if importlib.util.find_spec("torchvision") is None:
+        pytest.skip("torchvision is not installed: test_torchvision_claims_from_the_wheel_sources checks its sources")
+    import torchvision
+    from torchvision.transforms import v2
     import torchvision.models as models
 
     for model, (weights, backbone, _) in MODELS.items():

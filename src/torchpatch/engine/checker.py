@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, catches_missing_api, old_branch
-from torchpatch.engine.resolve import TRACKED_ROOTS, Binding, Scope, ScopeTree, chain_root
+from torchpatch.engine.resolve import TRACKED_ROOTS, Binding, Scope, ScopeTree, chain_root, returns_early_on_new_releases
 from torchpatch.engine.source import Locator
 from torchpatch.rules.base import SAFE, UNSAFE, Diagnostic, Edit, Fix, Rule
 from torchpatch.versions import Version
@@ -53,6 +53,7 @@ class Context:
         self.statement: ast.stmt | None = None
         self.diagnostics: list[Diagnostic] = []
         self._planned_imports: dict[str, tuple[str, Edit]] = {}
+        self._parents: dict[int, ast.AST] | None = None
 
     # -- positions and text ------------------------------------------------------------------------
     @property
@@ -70,6 +71,26 @@ class Context:
 
     def source(self, node: ast.AST) -> str:
         return self.text[self.start(node):self.end(node)]
+
+    def parent_of(self, node: ast.AST) -> ast.AST | None:
+        """The node that holds ``node`` (built on first use: only fixes that look around need it)."""
+        if self._parents is None:
+            self._parents = {id(child): parent for parent in ast.walk(self.tree)
+                             for child in ast.iter_child_nodes(parent)}
+        return self._parents.get(id(node))
+
+    def attribute_uses(self, name: str) -> set[str] | None:
+        """The attributes read from the module-level name ``name`` (``name.x`` → x) in the file, or
+        None when the name is also used another way (passed on, called, rebound)."""
+        used: set[str] = set()
+        for node in ast.walk(self.tree):
+            if type(node) is ast.Name and node.id == name:
+                parent = self.parent_of(node)
+                if type(parent) is ast.Attribute and parent.value is node:
+                    used.add(parent.attr)
+                else:
+                    return None
+        return used
 
     # -- reporting -------------------------------------------------------------------------------
     def diagnostic(self, node: ast.AST | tuple[int, int], message: str, fix: Fix | None = None) -> Diagnostic:
@@ -115,8 +136,10 @@ class Context:
                     best = (len(bound), name + qualname[len(bound):])
         if best is not None:
             return best[1], []
-        # 2. An import planned by an earlier fix in this file.
-        if qualname in self._planned_imports:
+        # 2. An import planned by an earlier fix in this file (module-level ones only: a local one
+        #    serves its own statement).
+        local = not self._imported_at_module_level(qualname.split(".")[0])
+        if qualname in self._planned_imports and not local:
             return self._planned_imports[qualname][0], []
         # 3. A new import: ``import torch`` for eagerly loaded torch modules, else ``from M import name``.
         root = qualname.split(".")[0]
@@ -130,8 +153,34 @@ class Context:
                 text, edit = leaf, self._import_edit(f"from {module} import {leaf}")
             else:
                 text, edit = qualname, self._import_edit(f"import {module}")
-        self._planned_imports[qualname] = (text, edit)
+        if local:
+            # The file imports torch only in some branch or function (torch is optional there): a new
+            # module-level import would make it required. Import it right before the statement instead.
+            edit = self._local_import_edit(edit.content.strip())
+        else:
+            self._planned_imports[qualname] = (text, edit)
         return text, [edit]
+
+    def _imported_at_module_level(self, root: str) -> bool:
+        """Whether a top-level statement of the module (not one inside an if/try) imports ``root``."""
+        for statement in self.tree.body:
+            if isinstance(statement, ast.Import) and any(a.name.split(".")[0] == root for a in statement.names):
+                return True
+            if isinstance(statement, ast.ImportFrom) and not statement.level and statement.module \
+                    and statement.module.split(".")[0] == root:
+                return True
+        return False
+
+    def _local_import_edit(self, statement_text: str) -> Edit:
+        node = self.statement
+        if node is None:
+            return self._import_edit(statement_text)
+        row = _first_row(node)
+        line_start = self.locator.line_starts[row - 1]
+        line = self.locator.line(row)
+        indent = line[:len(line) - len(line.lstrip())]
+        newline = "\r\n" if "\r\n" in self.text else "\n"
+        return Edit(line_start, line_start, f"{indent}{statement_text}{newline}")
 
     def _use_position(self) -> tuple[int, int]:
         node = self.statement
@@ -307,6 +356,8 @@ class _Walker:
                     and _overridden_on_new_releases(statement, body[index + 1], self.ctx.scopes):
                 continue
             self._visit_statement(statement, scope)
+            if type(statement) is ast.If and returns_early_on_new_releases(statement, self.ctx.scopes.old_branch_of):
+                return  # ``if NEW: return new(...)``: what follows is the old releases' path
 
     def _visit_statement(self, node: ast.stmt, scope: Scope) -> None:
         ctx = self.ctx
@@ -387,9 +438,13 @@ class _Walker:
                     qualname = scopes.qualname(func, current)
                     if qualname is not None and qualname in calls:
                         ctx.scope, ctx.statement = current, statement
+                        through_alias = _called_through_assignment(scopes, func, current)
                         for rule in calls[qualname]:
                             ctx.rule = rule
-                            ctx.diagnostics.extend(rule.check_call(ctx, node, qualname))
+                            found = rule.check_call(ctx, node, qualname)
+                            if through_alias:
+                                found = _without_callee_rewrites(ctx, found, func)
+                            ctx.diagnostics.extend(found)
                     elif qualname is None and isinstance(func, ast.Attribute) and func.attr in methods:
                         ctx.scope, ctx.statement = current, statement
                         for rule in methods[func.attr]:
@@ -410,7 +465,7 @@ class _Walker:
                 else:
                     stack.append((base, current))
             elif isinstance(node, ast.IfExp):
-                old = old_branch(node.test, lambda expr, scope=current: scopes.is_tracked(expr, scope))
+                old = old_branch(node.test, scopes.guard_facts(current))
                 if old is None:
                     stack.extend(((node.test, current), (node.body, current), (node.orelse, current)))
                 else:
@@ -457,6 +512,32 @@ class _Walker:
             self._dispatch_longest(candidates)
 
 
+def _called_through_assignment(scopes: ScopeTree, func: ast.expr, scope: Scope) -> bool:
+    """``ac = torch.cuda.amp.autocast`` then ``ac(...)``: the callee is a variable, not an import."""
+    root = func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return False
+    binding = scopes.binding_for(root.id, scope, (root.lineno, root.col_offset))
+    return binding is not None and binding.alias_of is not None
+
+
+def _without_callee_rewrites(ctx: Context, diagnostics: Iterable[Diagnostic], func: ast.expr) -> list[Diagnostic]:
+    """A fix that renames a callee reached through a variable would leave that variable dead and
+    still bound to the old object: such a call is reported without the fix (the assignment is
+    reported on its own). Fixes that only touch the arguments stay."""
+    start, end = ctx.start(func), ctx.end(func)
+    kept = []
+    for diagnostic in diagnostics:
+        fix = diagnostic.fix
+        if fix is not None and any(edit.start < end and start < edit.end for edit in fix.edits):
+            diagnostic = Diagnostic(code=diagnostic.code, name=diagnostic.name, message=diagnostic.message,
+                                    start=diagnostic.start, end=diagnostic.end, fix=None, rule=diagnostic.rule)
+        kept.append(diagnostic)
+    return kept
+
+
 def _split_statement(node: ast.stmt, scopes: ScopeTree, scope: Scope):
     """(header expressions, nested bodies, the scope of those bodies) of a statement."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -468,7 +549,7 @@ def _split_statement(node: ast.stmt, scopes: ScopeTree, scope: Scope):
         return header, [node.body], scopes.scope_of.get(id(node), scope)
     if isinstance(node, ast.If):
         old = scopes.old_branch_of[id(node)] if id(node) in scopes.old_branch_of \
-            else old_branch(node.test, lambda expr: scopes.is_tracked(expr, scope))
+            else old_branch(node.test, scopes.guard_facts(scope))
         if old is None:
             return [node.test], [node.body, node.orelse], scope
         # A version or feature check: its old-release branch is compatibility code, not a finding.

@@ -3,25 +3,48 @@
 Code such as ``torch.amp.GradScaler() if TORCH_GE_2_4 else torch.cuda.amp.GradScaler()`` or
 ``try: from torch.amp import x / except ImportError: from torch.cuda.amp import x`` keeps old
 releases working on purpose; its old branch is not a finding.
+
+A condition is a check because of what it *is*, never because a name merely contains "version"
+or "less" (``headless``, ``force_conversion``, ``layer_3_3`` are no checks):
+
+- a comparison with the torch version (``torch.__version__``, ``version.parse(torch.__version__)``,
+  ``int(torch.__version__.split(".")[0])``, or a module-level name computed from one);
+- a call of a torch-version helper (``is_torch_version("<", "2.2")``,
+  ``is_torch_greater_or_equal("2.4")``, ``compare_versions("torch", ">=", "2.1")``,
+  ``RequirementCache("torch>=2.1")``);
+- ``hasattr(<torch object>, "name")`` (or ``getattr(<torch object>, "name", None) is not None``);
+- a module-level boolean whose visible definition is one of the above (``WITH_PT20 = int(...) >= 2``,
+  ``has_compile = hasattr(torch, "compile")``) or is True in ``try: import new`` and False in its
+  ``except ImportError:``; such a name is followed to its uses anywhere in the file;
+- a name whose definition is not visible (imported from the project's own ``utils``/``compat``, or
+  an attribute of such a module) only by its name: a torch token (``torch``, ``pt``, ``th``, ``PT20``)
+  and a version token (``2_4``, ``ge``, ``greater``, ``at_least``, ``less``...).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass, field
 from typing import Callable
 
 BODY_IS_OLD = "body"  # the if-branch runs on old releases (``if version < 2.4:``)
 ELSE_IS_OLD = "else"  # the else-branch does (``if version >= 2.4:``, ``if hasattr(torch, "compile"):``)
 BOTH = "both"  # a version check whose direction we cannot tell: neither branch is reported
 
-_GUARD_WORDS = re.compile(
-    r"version|greater|less|at_?least|_ge_|_gte|_lt_|torch_\d|_\d+_\d+(?:_\d+)?$|is_available_in", re.IGNORECASE)
-_NEWER_WORDS = re.compile(r"greater|at_?least|_ge_|_gte|_ge$|newer|hasattr|_\d+_\d+(?:_\d+)?$", re.IGNORECASE)
-_OLDER_WORDS = re.compile(r"less|_lt_|_lt$|older|below|lower", re.IGNORECASE)
-
 #: Exceptions a fallback catches when the new API is missing or has another signature.
 FALLBACK_EXCEPTIONS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "TypeError", "NameError"})
+
+_TORCH_TOKENS = frozenset({"torch", "pt", "th", "pytorch"})
+_TORCH_NUMBERED = re.compile(r"^(?:torch|pt|th|pytorch)v?\d+$")
+_NEWER_TOKENS = frozenset({"ge", "gt", "gte", "geq", "greater", "least", "newer", "after", "above", "min"})
+_OLDER_TOKENS = frozenset({"lt", "le", "lte", "leq", "less", "older", "before", "below", "lower", "max"})
+_VERSION_NAMES = ("torch.__version__", "torch.version.__version__")
+_VALUE_TOKENS = frozenset({"version", "ver", "vers"})
+_REQUIREMENT = re.compile(r"^\s*torch\s*(>=|>|<=|<|==|!=|~=)")
+
+#: Older / newer / unknown, as the truth value of a condition says: what a True condition implies.
+_OLD, _NEW, _UNKNOWN = "old", "new", "unknown"
 
 
 def catches_missing_api(handler: ast.ExceptHandler) -> bool:
@@ -33,93 +56,323 @@ def catches_missing_api(handler: ast.ExceptHandler) -> bool:
     return bool(names) and names <= FALLBACK_EXCEPTIONS
 
 
-def old_branch(test: ast.expr, is_torch: Callable[[ast.expr], bool] = lambda expr: True) -> str | None:
-    """Which branch of ``if test`` is the old-release path, or None when the test is no version check.
+def _tokens(name: str) -> list[str]:
+    """``TORCH_GE_2_4`` -> [torch, ge, 2, 4]; ``isTorchGreaterOrEqual`` -> [is, torch, greater, or, equal]."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    return [token for token in spaced.lower().split("_") if token]
 
-    ``is_torch`` tells whether an expression is (part of) torch: ``hasattr(x, ...)`` is a feature check
-    only when ``x`` is.
+
+def name_role(name: str) -> str | None:
+    """What a name says it is, for names whose definition is not visible.
+
+    ``"new"``: a flag true on newer releases (``TORCH_GE_2_4``, ``WITH_PT20``, ``_TORCH_2_6``);
+    ``"old"``: true on older ones (``TORCH_LESS_THAN_2_1``); ``"value"``: a torch version to compare
+    (``TORCH_VERSION``, ``_torch_version``); None: nothing to do with torch versions.
     """
-    if not _mentions_guard(test, is_torch):
+    tokens = _tokens(name)
+    has_torch = any(t in _TORCH_TOKENS or _TORCH_NUMBERED.match(t) for t in tokens)
+    if not has_torch:
         return None
-    return _direction(test, is_torch)
+    numbered = any(t.isdigit() or _TORCH_NUMBERED.match(t) for t in tokens)
+    if any(t in _OLDER_TOKENS for t in tokens):
+        return _OLD
+    if any(t in _NEWER_TOKENS for t in tokens) or numbered:
+        return _NEW
+    if any(t in _VALUE_TOKENS for t in tokens):
+        return "value"
+    return None
 
 
-def _is_hasattr(node: ast.AST) -> bool:
-    return type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "hasattr"
+@dataclass
+class GuardFacts:
+    """What the classifier may ask about the file.
+
+    ``qualname(expr)``: the torch name an expression refers to (None when it is not torch);
+    ``definitions``: module-level names -> how they were assigned (see :func:`module_definitions`);
+    ``imported``: names bound by an import (their definition is elsewhere).
+    """
+
+    qualname: Callable[[ast.expr], str | None]
+    definitions: dict[str, list[tuple[str, ast.expr]]] = field(default_factory=dict)
+    imported: frozenset[str] = frozenset()
+
+    def is_torch(self, expr: ast.expr) -> bool:
+        name = self.qualname(expr)
+        return name is not None and name.split(".")[0] in ("torch", "functorch", "torchvision", "torchaudio",
+                                                             "torchao", "torchtext")
 
 
-def _mentions_guard(test: ast.expr, is_torch: Callable[[ast.expr], bool] = lambda expr: True) -> bool:
-    """Whether a name in the test reads like a version or feature check (a small walk: tests are short)."""
-    stack = [test]
+def module_definitions(module: ast.Module) -> tuple[dict[str, list[tuple[str, ast.expr]]], frozenset[str]]:
+    """Module-level assignments ``name = value`` (also inside module-level if/try blocks), each as
+    (where, value) with where "plain", "try" or "fallback" (an ``except ImportError`` handler);
+    and the names module-level imports bind."""
+    definitions: dict[str, list[tuple[str, ast.expr]]] = {}
+    imported: set[str] = set()
+
+    def visit(body: list[ast.stmt], where: str) -> None:
+        for statement in body:
+            kind = type(statement)
+            if kind is ast.Assign:
+                for target in statement.targets:
+                    if type(target) is ast.Name:
+                        definitions.setdefault(target.id, []).append((where, statement.value))
+            elif kind is ast.AnnAssign and type(statement.target) is ast.Name and statement.value is not None:
+                definitions.setdefault(statement.target.id, []).append((where, statement.value))
+            elif kind in (ast.Import, ast.ImportFrom):
+                for alias in statement.names:
+                    imported.add(alias.asname or alias.name.split(".")[0])
+            elif kind is ast.If:
+                visit(statement.body, "branch")
+                visit(statement.orelse, "branch")
+            elif kind is ast.Try or kind.__name__ == "TryStar":
+                visit(statement.body, "try" if where == "plain" else where)
+                for handler in statement.handlers:
+                    visit(handler.body, "fallback" if catches_missing_api(handler) else "branch")
+                visit(statement.orelse, "try" if where == "plain" else where)
+                visit(statement.finalbody, where)
+
+    visit(module.body, "plain")
+    return definitions, frozenset(imported)
+
+
+def old_branch(test: ast.expr, facts: GuardFacts | Callable[[ast.expr], bool]) -> str | None:
+    """Which branch of ``if test`` is the old-release path, or None when the test is no version check."""
+    if not isinstance(facts, GuardFacts):
+        is_torch = facts
+        facts = GuardFacts(qualname=lambda expr: "torch" if is_torch(expr) else None)
+    meaning = _meaning(test, facts, 0)
+    if meaning is None:
+        return None
+    return _branch(test, meaning, facts)
+
+
+# -- what a condition means ------------------------------------------------------------------------
+# _meaning returns None (not a check), or a small tree: ("atom", _OLD/_NEW/_UNKNOWN), ("not", m),
+# ("and", [m or None, ...]), ("or", [...]).
+
+_MAX_DEPTH = 8
+
+
+def _meaning(test: ast.expr, facts: GuardFacts, depth: int):
+    if depth > _MAX_DEPTH:
+        return None
+    kind = type(test)
+    if kind is ast.UnaryOp and isinstance(test.op, ast.Not):
+        inner = _meaning(test.operand, facts, depth + 1)
+        return None if inner is None else ("not", inner)
+    if kind is ast.BoolOp:
+        parts = [_meaning(value, facts, depth + 1) for value in test.values]
+        if all(part is None for part in parts):
+            return None
+        return ("and" if isinstance(test.op, ast.And) else "or", parts)
+    if kind is ast.Compare:
+        return _compare_meaning(test, facts, depth)
+    if kind is ast.Call:
+        return _call_meaning(test, facts, depth)
+    if kind is ast.Name:
+        return _name_meaning(test.id, facts, depth)
+    if kind is ast.Attribute and not facts.is_torch(test):
+        role = name_role(test.attr)
+        return ("atom", role) if role in (_OLD, _NEW) else None
+    return None
+
+
+def _name_meaning(name: str, facts: GuardFacts, depth: int):
+    definitions = facts.definitions.get(name)
+    if definitions:
+        return _definition_meaning(name, definitions, facts, depth)
+    role = name_role(name)  # imported, or not defined in this file at all
+    return ("atom", role) if role in (_OLD, _NEW) else None
+
+
+def _definition_meaning(name: str, definitions: list[tuple[str, ast.expr]], facts: GuardFacts, depth: int):
+    # ``try: import new; HAS_NEW = True / except ImportError: HAS_NEW = False``
+    constants = {(where, value.value) for where, value in definitions
+                 if type(value) is ast.Constant and type(value.value) is bool}
+    if len(constants) == len(definitions) and {w for w, _ in constants} == {"try", "fallback"}:
+        in_try = {value for where, value in constants if where == "try"}
+        in_fallback = {value for where, value in constants if where == "fallback"}
+        if in_try == {True} and in_fallback == {False}:
+            return ("atom", _NEW)
+        if in_try == {False} and in_fallback == {True}:
+            return ("atom", _OLD)
+        return None
+    meanings = [_meaning(value, facts, depth + 1) for _, value in definitions]
+    if len(meanings) == 1 or all(m == meanings[0] for m in meanings):
+        if meanings[0] is not None:
+            return meanings[0]
+    if len(constants) == len(definitions):  # flags set in branches we cannot tie: the name tells
+        role = name_role(name)
+        return ("atom", role) if role in (_OLD, _NEW) else None
+    return None
+
+
+def _is_version_value(expr: ast.expr, facts: GuardFacts, depth: int) -> bool:
+    """Whether an expression is (derived from) the torch version: ``torch.__version__``,
+    ``version.parse(torch.__version__).release``, ``int(torch.__version__.split(".")[0])``,
+    or a name defined as one."""
+    if depth > _MAX_DEPTH:
+        return False
+    stack = [expr]
     while stack:
         node = stack.pop()
         kind = type(node)
-        if kind is ast.Call and _is_hasattr(node):
-            if node.args and is_torch(node.args[0]):
+        if kind is ast.Attribute:
+            if facts.is_torch(node):
+                if _is_version_name(facts.qualname(node)):
+                    return True
+            elif name_role(node.attr) == "value":  # utils.TORCH_VERSION
                 return True
-            continue
-        if kind is ast.Name:
-            if _GUARD_WORDS.search(node.id):
+            else:
+                stack.append(node.value)
+        elif kind is ast.Name:
+            if facts.is_torch(node):
+                if _is_version_name(facts.qualname(node)):
+                    return True
+                continue
+            definitions = facts.definitions.get(node.id)
+            if definitions:
+                if any(_is_version_value(value, facts, depth + 1) for _, value in definitions):
+                    return True
+            elif name_role(node.id) == "value":
                 return True
-        elif kind is ast.Attribute:
-            if _GUARD_WORDS.search(node.attr):
-                return True
-            stack.append(node.value)
         elif kind is ast.Call:
+            if _names_torch_distribution(node):
+                return True
             stack.append(node.func)
             stack.extend(node.args)
-        elif kind is ast.Compare:
-            stack.append(node.left)
-            stack.extend(node.comparators)
-        elif kind is ast.BoolOp:
-            stack.extend(node.values)
-        elif kind is ast.UnaryOp:
-            stack.append(node.operand)
+            stack.extend(k.value for k in node.keywords)
         elif kind is ast.Subscript:
             stack.append(node.value)
+        elif kind in (ast.Tuple, ast.List):
+            stack.extend(node.elts)
+        elif kind is ast.BinOp:
+            stack.extend((node.left, node.right))
     return False
 
 
-def _flip(direction: str) -> str:
-    return {BODY_IS_OLD: ELSE_IS_OLD, ELSE_IS_OLD: BODY_IS_OLD}.get(direction, BOTH)
+def _is_version_name(qualname: str) -> bool:
+    return any(qualname == name or qualname.startswith(name + ".") for name in _VERSION_NAMES)
 
 
-def _name_of(node: ast.expr) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Call):
-        return _name_of(node.func)
-    return ""
+def _names_torch_distribution(call: ast.Call) -> bool:
+    """``importlib.metadata.version("torch")``, ``pkg_resources.get_distribution("torch")``."""
+    name = call.func.attr if type(call.func) is ast.Attribute else call.func.id if type(call.func) is ast.Name else ""
+    return name in ("version", "get_distribution", "distribution") and len(call.args) == 1 \
+        and type(call.args[0]) is ast.Constant and call.args[0].value == "torch"
 
 
-def _direction(test: ast.expr, is_torch: Callable[[ast.expr], bool]) -> str:
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return _flip(_direction(test.operand, is_torch))
-    if isinstance(test, ast.BoolOp):
-        directions = {_direction(value, is_torch) for value in test.values if _mentions_guard(value, is_torch)}
-        return directions.pop() if len(directions) == 1 else BOTH
-    if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        operator = test.ops[0]
-        version_on_left = _mentions_guard(test.left, is_torch)
-        if isinstance(operator, (ast.Gt, ast.GtE)):
-            return ELSE_IS_OLD if version_on_left else BODY_IS_OLD
-        if isinstance(operator, (ast.Lt, ast.LtE)):
-            return BODY_IS_OLD if version_on_left else ELSE_IS_OLD
+def _compare_meaning(test: ast.Compare, facts: GuardFacts, depth: int):
+    if len(test.ops) == 1 and type(test.ops[0]) in (ast.Is, ast.IsNot) \
+            and type(test.comparators[0]) is ast.Constant and test.comparators[0].value is None:
+        # ``getattr(torch, "compile", None) is not None``
+        probe = _feature_probe(test.left, facts)
+        if probe is None:
+            return None
+        return ("atom", _NEW) if type(test.ops[0]) is ast.IsNot else ("atom", _OLD)
+    operands = [test.left, *test.comparators]
+    versioned = [_is_version_value(operand, facts, depth + 1) for operand in operands]
+    if not any(versioned):
+        return None
+    if len(test.ops) != 1:
+        return ("atom", _UNKNOWN)
+    operator = test.ops[0]
+    version_on_left = versioned[0] and not versioned[1]
+    version_on_right = versioned[1] and not versioned[0]
+    if not (version_on_left or version_on_right):
+        return ("atom", _UNKNOWN)
+    if isinstance(operator, (ast.Gt, ast.GtE)):
+        return ("atom", _NEW if version_on_left else _OLD)
+    if isinstance(operator, (ast.Lt, ast.LtE)):
+        return ("atom", _OLD if version_on_left else _NEW)
+    return ("atom", _UNKNOWN)
+
+
+def _feature_probe(expr: ast.expr, facts: GuardFacts) -> bool | None:
+    """``hasattr(torch.x, "y")`` / ``getattr(torch.x, "y", None)``: True when it probes torch."""
+    if type(expr) is not ast.Call or type(expr.func) is not ast.Name or expr.func.id not in ("hasattr", "getattr"):
+        return None
+    if not expr.args or not facts.is_torch(expr.args[0]):
+        return None
+    if expr.func.id == "getattr" and len(expr.args) != 3:
+        return None
+    return True
+
+
+_OPERATOR_MEANING = {"<": _OLD, "<=": _OLD, ">": _NEW, ">=": _NEW, "lt": _OLD, "le": _OLD, "gt": _NEW, "ge": _NEW}
+
+
+def _call_meaning(call: ast.Call, facts: GuardFacts, depth: int):
+    if _feature_probe(call, facts):
+        return ("atom", _NEW)
+    func = call.func
+    name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
+    if not name or facts.is_torch(func):
+        return None
+    strings = [a.value for a in call.args if type(a) is ast.Constant and type(a.value) is str]
+    operators = [s.strip() for s in strings if s.strip() in _OPERATOR_MEANING]
+    # ``operator.ge`` passed as the comparison (lightning's compare_version).
+    operators += [a.attr for a in call.args if type(a) is ast.Attribute and a.attr in ("lt", "le", "gt", "ge")]
+    # RequirementCache("torch>=2.1"), package_available("torch>=2.1")
+    for text in strings:
+        match = _REQUIREMENT.match(text)
+        if match:
+            return ("atom", _OPERATOR_MEANING.get(match.group(1), _UNKNOWN))
+    about_torch = "torch" in strings or any(_is_version_value(a, facts, depth + 1) for a in call.args)
+    role = name_role(name)
+    if role is None and not about_torch:
+        return None
+    if role is None and not re.search(r"version|compare|check", name, re.IGNORECASE):
+        return None
+    if operators:  # is_torch_version("<", "2.2"), compare_versions("torch", ">=", "2.1")
+        return ("atom", _OPERATOR_MEANING[operators[0]])
+    if role in (_OLD, _NEW):  # is_torch_greater_or_equal("2.4"), torch_version_at_least("2.4")
+        return ("atom", role)
+    return None
+
+
+def _branch(test: ast.expr, meaning, facts: GuardFacts) -> str | None:
+    """Which branch only old releases take: the body when a True test implies an old release, the
+    else when a False one does. ``a and b``: only its body can be told (else may be ``not b``)."""
+    body_old = _implies(meaning, True, _OLD)
+    else_old = _implies(meaning, False, _OLD)
+    if body_old and else_old:
         return BOTH
-    if isinstance(test, ast.Call):
-        name = _name_of(test.func)
-        if name == "is_torch_version" and test.args and isinstance(test.args[0], ast.Constant):
-            operator = str(test.args[0].value)
-            if operator in ("<", "<="):
-                return BODY_IS_OLD
-            if operator in (">", ">="):
-                return ELSE_IS_OLD
-            return BOTH
-    name = _name_of(test)
-    if _OLDER_WORDS.search(name):
+    if body_old:
         return BODY_IS_OLD
-    if _NEWER_WORDS.search(name):
+    if else_old:
         return ELSE_IS_OLD
-    return BOTH
+    if _has_unknown(meaning):
+        return BOTH
+    return None
+
+
+def _implies(meaning, value: bool, era: str) -> bool:
+    """Whether the condition having truth ``value`` implies the release is of ``era``."""
+    if meaning is None:
+        return False
+    kind = meaning[0]
+    if kind == "atom":
+        direction = meaning[1]
+        if direction == _UNKNOWN:
+            return False
+        return (direction == era) if value else (direction != era)
+    if kind == "not":
+        return _implies(meaning[1], not value, era)
+    parts = meaning[1]
+    if kind == "and":
+        # True: every part is True, so any part implying the era suffices. False: some part is
+        # False, so every part's False must imply it (and every part must be a check).
+        return any(_implies(p, True, era) for p in parts) if value else all(_implies(p, False, era) for p in parts)
+    # or
+    return all(_implies(p, True, era) for p in parts) if value else any(_implies(p, False, era) for p in parts)
+
+
+def _has_unknown(meaning) -> bool:
+    if meaning is None:
+        return False
+    if meaning[0] == "atom":
+        return meaning[1] == _UNKNOWN
+    if meaning[0] == "not":
+        return _has_unknown(meaning[1])
+    return all(_has_unknown(p) for p in meaning[1] if p is not None) and any(p is not None for p in meaning[1])

@@ -57,7 +57,10 @@ class FileResult:
 
 
 class ParseFailure(Exception):
-    pass
+    def __init__(self, message: str, lineno: int | None = None, detail: str = "") -> None:
+        super().__init__(message)
+        self.lineno = lineno
+        self.detail = detail
 
 
 def parse_text(text: str, path: Path) -> ast.Module:
@@ -71,7 +74,7 @@ def parse_text(text: str, path: Path) -> ast.Module:
         where = f" at line {error.lineno}" if error.lineno else ""
         raise ParseFailure(
             f"syntax error{where}: {detail} (parsed with Python {sys.version_info.major}.{sys.version_info.minor};"
-            " syntax newer than this Python cannot be checked)") from None
+            " syntax newer than this Python cannot be checked)", error.lineno, detail) from None
     except (RecursionError, MemoryError):
         raise ParseFailure("too deeply nested to parse") from None
     except ValueError as error:
@@ -90,7 +93,47 @@ def lint_text(text: str, path: Path, settings: Settings, locator: Locator | None
     except RecursionError:
         raise ParseFailure("too deeply nested to check") from None
     diagnostics.sort(key=lambda d: (d.start, d.code))
+    if any(d.fix is not None and d.fix.obsolete_names for d in diagnostics):
+        _attach_import_removals(text, tree, diagnostics, locator)
     return diagnostics
+
+
+def _attach_import_removals(text: str, tree: ast.Module, diagnostics: list[Diagnostic],
+                            locator: Locator | None = None) -> None:
+    """Each fix's own edits include the removal of the imports it alone leaves unused, so what
+    ``--diff``/JSON show for a fix is every edit ``--fix`` makes for it. (An import that only all
+    fixes together leave unused is removed after them, by remove_unused_imports.)"""
+    locator = locator or Locator(text)
+    uses: dict[str, list[int]] = {}
+    for node in ast.walk(tree):
+        if type(node) is ast.Name:
+            uses.setdefault(node.id, []).append(locator.offset_from_ast(node.lineno, node.col_offset))
+    exported = _names_in_dunder_all(tree)
+    imports = [s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]
+    for diagnostic in diagnostics:
+        fix = diagnostic.fix
+        if fix is None or not fix.obsolete_names:
+            continue
+        dead = set()
+        for name in fix.obsolete_names:
+            if name in exported or any(re.search(rf"(?<![\w.]){re.escape(name)}\b", edit.content) for edit in fix.edits):
+                continue
+            if all(any(edit.start <= offset < edit.end for edit in fix.edits) for offset in uses.get(name, ())):
+                dead.add(name)
+        if not dead:
+            continue
+        removals: list[Edit] = []
+        for statement in imports:
+            gone = [alias for alias in statement.names if _bound_name(alias) in dead]
+            if not gone:
+                continue
+            if len(gone) == len(statement.names):
+                removals.append(_statement_removal(statement, locator, text))
+            else:
+                removals.extend(_alias_removal(statement, alias, locator) for alias in gone)
+        # Only when the removal touches nothing the fix edits (else the fix-point pass does it).
+        if removals and not any(r.start < e.end and e.start < r.end for r in removals for e in fix.edits):
+            fix.edits = [*fix.edits, *removals]
 
 
 def check_file(path: Path, settings: Settings, fix: bool = False, unsafe_fixes: bool = False,
@@ -129,7 +172,7 @@ def check_source(source: Source, settings: Settings, fix: bool = False, unsafe_f
         if add_todos:
             text, diagnostics = _add_todos(text, path, settings, diagnostics, unsafe_fixes, result, file_codes)
     except ParseFailure as error:
-        result.error = str(error)
+        result.error = _notebook_reason(source, error) or str(error)
         return result
     except Exception as error:  # a bug in torchpatch: report it for this file, leave the file alone, go on
         result.error = f"internal error ({type(error).__name__}: {error}); the file was left unchanged"
@@ -166,6 +209,19 @@ def _with_unused_noqa(text: str, path: Path, settings: Settings, diagnostics: li
         diagnostics = unsuppressed(text, lint_text(text, path, settings), file_codes)
         unused = unsuppressed(text, unused_noqa(text, lint_text(text, path, settings), codes), file_codes)
     return text, sorted([*diagnostics, *unused], key=lambda d: (d.start, d.code))
+
+
+def _notebook_reason(source: Source, error: ParseFailure) -> str | None:
+    """For a notebook: the cell (as Jupyter numbers it) and the line inside it, and the reason."""
+    if not source.is_notebook or error.lineno is None:
+        return None
+    placed = source.cell_of_row(error.lineno)
+    if placed is None:
+        return None
+    cell, row = placed
+    line = cell.original_lines[row - 1].strip() if 0 < row <= len(cell.original_lines) else ""
+    shown = f" ({line[:60]!r})" if line else ""
+    return f"cell {cell.number}, line {row}: syntax error: {error.detail}{shown}; the notebook was not checked"
 
 
 def _check_dependency_file(path: Path, settings: Settings, result: FileResult, data: bytes | None = None) -> FileResult:
@@ -415,6 +471,13 @@ def _statement_removal(statement: ast.stmt, locator: Locator, text: str) -> Edit
     before = text[line_start:start]
     after = text[end:line_end]
     if before.strip() == "" and after.strip() == "":
+        # An import alone between blank lines (or at the top before one) takes one of them along:
+        # no stray blank line is left behind.
+        row = statement.lineno - 1
+        previous_blank = row == 0 or locator.line(row).strip() == ""
+        if previous_blank and next_row < len(locator.line_starts) and locator.line(next_row + 1).strip() == "":
+            following_end = locator.line_starts[next_row + 1] if next_row + 1 < len(locator.line_starts) else len(text)
+            return Edit(line_start, following_end, "")
         return Edit(line_start, line_end, "")
     # Shares its line with other code (``import a; x()``) or sits in a block alone: keep the block valid.
     return Edit(start, end, "pass")

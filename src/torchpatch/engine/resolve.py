@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, old_branch
+from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, GuardFacts, module_definitions, old_branch
 
 #: Imports from these packages are tracked; everything else is ignored as early as possible.
 TRACKED_ROOTS = frozenset({"torch", "functorch", "torchvision", "torchaudio", "torchao", "torchtext"})
@@ -28,6 +28,7 @@ class Binding:
     alias_of: ast.expr | None = None  # ``fn = torch.load`` keeps the expression, resolved lazily
     scope: "Scope | None" = None
     fallback: bool = False  # made inside ``except ImportError:`` — the path old releases take
+    conditional: bool = False  # made in a branch, loop or handler: it may or may not have run
     import_node: ast.stmt | None = None
     import_alias: ast.alias | None = None
 
@@ -94,19 +95,33 @@ class ScopeTree:
         self.imports: list[tuple[ast.stmt, Scope]] = []
         self.old_branch_of: dict[int, str | None] = {}  # id(ast.If) -> which branch is compatibility code
         self._fallback_depth = 0
+        self._conditional_depth = 0
+        self.definitions, self.imported_names = module_definitions(module)
         self._visit_body(module.body, self.module_scope)
+
+    def guard_facts(self, scope: Scope) -> GuardFacts:
+        """What the compatibility-code classifier may know at ``scope``."""
+        return GuardFacts(qualname=lambda expr: self.qualname(expr, scope), definitions=self.definitions,
+                          imported=self.imported_names)
 
     # -- pass 1 -------------------------------------------------------------------------------
     def _bind(self, scope: Scope, name: str, node: ast.AST, **kwargs) -> None:
         target = scope
         if scope.kind == "function" and name in scope.global_names:
             target = scope.module
-        target.bind(Binding(name=name, position=_end(node), fallback=self._fallback_depth > 0, **kwargs))
+        target.bind(Binding(name=name, position=_end(node), fallback=self._fallback_depth > 0,
+                            conditional=self._conditional_depth > 0, **kwargs))
 
     def _visit_body(self, body: list[ast.stmt], scope: Scope) -> None:
+        early = False
         for statement in body:
             if type(statement) not in _BINDS_NOTHING:
                 self._visit_statement(statement, scope)
+            if not early and type(statement) is ast.If and returns_early_on_new_releases(statement, self.old_branch_of):
+                early = True  # the rest of the body runs on old releases only
+                self._fallback_depth += 1
+        if early:
+            self._fallback_depth -= 1
 
     def _visit_statement(self, node: ast.stmt, scope: Scope) -> None:
         if isinstance(node, ast.Import):
@@ -153,8 +168,10 @@ class ScopeTree:
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             for name in _store_names(node.target):
                 self._bind(scope, name, node.target)
+            self._conditional_depth += 1
             self._visit_body(node.body, scope)
             self._visit_body(node.orelse, scope)
+            self._conditional_depth -= 1
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 if item.optional_vars is not None:
@@ -162,15 +179,19 @@ class ScopeTree:
                         self._bind(scope, name, item.optional_vars)
             self._visit_body(node.body, scope)
         elif isinstance(node, ast.If):
-            old = self.old_branch_of[id(node)] = old_branch(node.test, lambda expr: self.is_tracked(expr, scope))
+            old = self.old_branch_of[id(node)] = old_branch(node.test, self.guard_facts(scope))
             for body, name in ((node.body, BODY_IS_OLD), (node.orelse, ELSE_IS_OLD)):
                 fallback = old in (name, BOTH)
                 self._fallback_depth += fallback
+                self._conditional_depth += 1
                 self._visit_body(body, scope)
+                self._conditional_depth -= 1
                 self._fallback_depth -= fallback
         elif isinstance(node, ast.While):
+            self._conditional_depth += 1
             self._visit_body(node.body, scope)
             self._visit_body(node.orelse, scope)
+            self._conditional_depth -= 1
         elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
             self._visit_body(node.body, scope)
             for handler in node.handlers:
@@ -178,15 +199,19 @@ class ScopeTree:
                     self._bind(scope, handler.name, handler)
                 fallback = _catches_import_error(handler)
                 self._fallback_depth += fallback
+                self._conditional_depth += 1
                 self._visit_body(handler.body, scope)
+                self._conditional_depth -= 1
                 self._fallback_depth -= fallback
             self._visit_body(node.orelse, scope)
             self._visit_body(node.finalbody, scope)
         elif isinstance(node, ast.Match):
+            self._conditional_depth += 1
             for case in node.cases:
                 for name in _pattern_names(case.pattern):
                     self._bind(scope, name, case.pattern)
                 self._visit_body(case.body, scope)
+            self._conditional_depth -= 1
         elif isinstance(node, ast.Global):
             scope.global_names.update(node.names)
         elif isinstance(node, ast.Nonlocal):
@@ -251,6 +276,35 @@ class ScopeTree:
         return base
 
 
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def returns_early_on_new_releases(node: ast.If, old_branch_of: dict[int, str | None]) -> bool:
+    """``if <new release or feature>: ...; return new(...)`` with no else: the statements after it in
+    the same body are the old releases' path (an early-return guard)."""
+    return not node.orelse and old_branch_of.get(id(node)) == ELSE_IS_OLD and _always_exits(node.body)
+
+
+def _always_exits(body: list[ast.stmt]) -> bool:
+    """Whether running ``body`` always ends in return/raise/continue/break (pyg's ``torch_load``:
+    ``if WITH_PT24: try: return torch.load(...) / except ...: return ... / raise``)."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, _EXITS):
+        return True
+    if isinstance(last, ast.If):
+        return _always_exits(last.body) and _always_exits(last.orelse)
+    if isinstance(last, (ast.With, ast.AsyncWith)):
+        return _always_exits(last.body)
+    if isinstance(last, ast.Try) or type(last).__name__ == "TryStar":
+        if last.finalbody and _always_exits(last.finalbody):
+            return True
+        main = _always_exits(last.orelse) if last.orelse else _always_exits(last.body)
+        return main and all(_always_exits(handler.body) for handler in last.handlers)
+    return False
+
+
 def _choose(bindings: list[Binding], position: Position | None) -> Binding | None:
     """The binding in effect: the last one before the use (or the last of all, for code that runs later).
 
@@ -263,8 +317,22 @@ def _choose(bindings: list[Binding], position: Position | None) -> Binding | Non
         visible = bindings if position is None or bindings[0].position == (0, 0) else []
         if not visible:
             return None
-    preferred = [b for b in visible if not b.fallback]
-    return (preferred or visible)[-1]
+    preferred = [b for b in visible if not b.fallback] or visible
+    chosen = preferred[-1]
+    if chosen.conditional:
+        # ``if fsdp: scaler_type = ShardedGradScaler`` / ``else: scaler_type = GradScaler``, or
+        # ``if npu: from torch.npu.amp import GradScaler`` / ``else: from torch.cuda.amp import GradScaler``
+        # (mmengine): the name may hold one of several objects; it certainly is none of them.
+        others = [b for b in preferred[:-1] if b.scope is chosen.scope]
+        if any(_target(b) != _target(chosen) for b in others):
+            return None
+    return chosen
+
+
+def _target(binding: Binding) -> str | None:
+    if binding.alias_of is not None:
+        return ast.dump(binding.alias_of)
+    return binding.qualname
 
 
 def _pattern_names(pattern: ast.AST) -> list[str]:

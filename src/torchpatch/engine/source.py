@@ -24,7 +24,7 @@ _FOREIGN_CELL_MAGIC = re.compile(
 CELL_MARKER = "# torchpatch-cell:{index}"
 MAGIC_MARKER = "# torchpatch-magic:{index}:{line}"
 _CELL_MARKER_LINE = re.compile(r"^# torchpatch-cell:(\d+)$")
-_MAGIC_MARKER_LINE = re.compile(r"^\s*# torchpatch-magic:(\d+):(\d+)$")
+_MAGIC_MARKER_LINE = re.compile(r"^\s*(?:pass  )?# torchpatch-magic:(\d+):(\d+)$")
 
 
 class UnreadableFile(Exception):
@@ -178,8 +178,39 @@ def python_lines_of_cell(lines: list[str], index: int) -> list[str]:
     """
     if lines and _FOREIGN_CELL_MAGIC.match(lines[0]):
         return [MAGIC_MARKER.format(index=index, line=number) for number in range(len(lines))]
-    return [MAGIC_MARKER.format(index=index, line=number) if _MAGIC_LINE.match(line) else line
-            for number, line in enumerate(lines)]
+    magic: dict[int, str] = {}  # line number -> the indentation of the magic it belongs to
+    continued: str | None = None
+    for number, line in enumerate(lines):
+        if continued is not None:
+            magic[number] = continued  # ``!pip install a \`` goes on here
+        elif _MAGIC_LINE.match(line):
+            magic[number] = line[:len(line) - len(line.lstrip())]
+        else:
+            continue
+        continued = magic[number] if line.rstrip().endswith("\\") else None
+    if not magic:
+        return list(lines)
+    commented = [MAGIC_MARKER.format(index=index, line=n) if n in magic else line for n, line in enumerate(lines)]
+    if _parses("\n".join(commented)):
+        return commented
+    # A magic inside a block (``if x:`` / ``    !pip install y``): a comment leaves the block empty;
+    # ``pass`` at the magic's own indentation keeps it a statement.
+    with_pass = [f"{magic[n]}pass  {MAGIC_MARKER.format(index=index, line=n)}" if n in magic else line
+                 for n, line in enumerate(lines)]
+    return with_pass if _parses("\n".join(with_pass)) else commented
+
+
+def _parses(text: str) -> bool:
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def notebook_with_text(source: Source, text: str) -> str | None:
@@ -199,6 +230,7 @@ def notebook_with_text(source: Source, text: str) -> str | None:
             current.append(line)
     changed = False
     cells = source.notebook["cells"]
+    replaced: dict[int, object] = {}
     for cell in source.cells:
         new_lines = by_index.get(cell.index)
         if new_lines is None:
@@ -219,9 +251,134 @@ def notebook_with_text(source: Source, text: str) -> str | None:
             cells[cell.index]["source"] = [line + "\n" for line in restored[:-1]] + ([restored[-1]] if restored and restored[-1] else [])
         else:
             cells[cell.index]["source"] = new_text
+        replaced[cell.index] = cells[cell.index]["source"]
     if not changed:
         return None
-    return dump_notebook(source.notebook, source.notebook_raw)
+    spliced = _splice_sources(source.notebook_raw, replaced)
+    return spliced if spliced is not None else dump_notebook(source.notebook, source.notebook_raw)
+
+
+# -- writing back only the edited cells' sources --------------------------------------------------
+# A notebook is rewritten by replacing the JSON text of the changed cells' "source" values in the
+# raw file: every other byte (line endings, escapes such as \u001b, key order, indentation) stays.
+
+_WHITESPACE = re.compile(r"[ \t\r\n]*")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
+
+
+class _Malformed(Exception):
+    pass
+
+
+def _skip(raw: str, at: int) -> int:
+    return _WHITESPACE.match(raw, at).end()
+
+
+def _value_end(raw: str, at: int, on_cell_source=None, path: tuple = ()) -> int:
+    """The end of the JSON value starting at ``at``; reports each ``cells[i].source`` span."""
+    char = raw[at:at + 1]
+    if char == '"':
+        match = _STRING.match(raw, at)
+        if not match:
+            raise _Malformed
+        return match.end()
+    if char == "{":
+        at = _skip(raw, at + 1)
+        if raw[at:at + 1] == "}":
+            return at + 1
+        while True:
+            key_match = _STRING.match(raw, at)
+            if not key_match:
+                raise _Malformed
+            key = json.loads(key_match.group(0))
+            at = _skip(raw, key_match.end())
+            if raw[at:at + 1] != ":":
+                raise _Malformed
+            start = _skip(raw, at + 1)
+            end = _value_end(raw, start, on_cell_source, (*path, key))
+            if on_cell_source and len(path) == 2 and path[0] == "cells" and key == "source":
+                on_cell_source(path[1], start, end)
+            at = _skip(raw, end)
+            if raw[at:at + 1] == ",":
+                at = _skip(raw, at + 1)
+                continue
+            if raw[at:at + 1] == "}":
+                return at + 1
+            raise _Malformed
+    if char == "[":
+        at = _skip(raw, at + 1)
+        if raw[at:at + 1] == "]":
+            return at + 1
+        index = 0
+        while True:
+            end = _value_end(raw, at, on_cell_source, (*path, index) if path == ("cells",) else (*path, "[]"))
+            index += 1
+            at = _skip(raw, end)
+            if raw[at:at + 1] == ",":
+                at = _skip(raw, at + 1)
+                continue
+            if raw[at:at + 1] == "]":
+                return at + 1
+            raise _Malformed
+    match = _SCALAR.match(raw, at)
+    if not match:
+        raise _Malformed
+    return match.end()
+
+
+def _source_spans(raw: str) -> dict[int, tuple[int, int]]:
+    spans: dict[int, tuple[int, int]] = {}
+    _value_end(raw, _skip(raw, 0), lambda index, start, end: spans.__setitem__(index, (start, end)))
+    return spans
+
+
+def _encode(value: str, like: str) -> str:
+    """JSON for a string, escaped the way the original value text is (ASCII with \\u escapes or not)."""
+    ascii_only = like.isascii() and "\\u" in like
+    return json.dumps(value, ensure_ascii=ascii_only)
+
+
+def _list_layout(original: str) -> tuple[str, str, str, list[str]] | None:
+    """(after "[", between items, before "]", the items' raw texts) of a JSON list of strings."""
+    items = list(_STRING.finditer(original))
+    if not items:
+        return None
+    first, last = items[0], items[-1]
+    opening = original[1:first.start()]
+    closing = original[last.end():-1]
+    between = original[items[0].end():items[1].start()] if len(items) > 1 else "," + opening
+    return opening, between, closing, [m.group(0) for m in items]
+
+
+def _splice_sources(raw: str, replaced: dict[int, object]) -> str | None:
+    try:
+        spans = _source_spans(raw)
+    except (_Malformed, RecursionError, ValueError):
+        return None
+    if not set(replaced) <= set(spans):
+        return None
+    parts: list[str] = []
+    position = 0
+    for index in sorted(replaced, key=lambda i: spans[i][0]):
+        start, end = spans[index]
+        original = raw[start:end]
+        value = replaced[index]
+        if isinstance(value, str):
+            text = _encode(value, original)
+        else:
+            layout = _list_layout(original) if original.startswith("[") else None
+            if layout is None:
+                return None
+            opening, between, closing, old_items = layout
+            known = {json.loads(item): item for item in old_items}
+            items = [known.get(line) or _encode(line, original) for line in value]
+            text = "[" + opening + between.join(items) + closing + "]" if items else "[]"
+        parts.append(raw[position:start])
+        parts.append(text)
+        position = end
+    parts.append(raw[position:])
+    return "".join(parts)
 
 
 def dump_notebook(notebook: dict, raw: str) -> str:

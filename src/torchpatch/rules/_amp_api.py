@@ -8,8 +8,8 @@ from torchpatch.rules._call_sites import (
     CALLEE, DECORATOR, IMPORT, Insertions, has_starred, insert_after_positional, insert_first_argument,
     positional_to_keywords, reference_role, root_name,
 )
-from torchpatch.rules._helpers import replace_node
-from torchpatch.rules.base import Fix, Rule
+from torchpatch.rules._helpers import add_keyword, has_double_star, keyword, replace_node
+from torchpatch.rules.base import UNSAFE, Fix, Rule
 from torchpatch.versions import Version, v
 
 #: The old classes' and functions' parameters, in order (torch 2.4 and 2.13 torch/{cuda,cpu}/amp/*.py).
@@ -48,6 +48,11 @@ class AmpApiRule(Rule):
 
     module: ClassVar[str]
     device: ClassVar[str]
+    #: The dtype the old autocast class pins by default (2.4-2.15 ``torch/{cuda,cpu}/amp/autocast_mode.py``).
+    #: ``torch.amp.autocast(device)`` without a dtype reads ``torch.get_autocast_dtype(device)``
+    #: instead, which an enclosing autocast of another dtype (or ``torch.set_autocast_dtype``)
+    #: changes: the fix writes the pinned dtype, so nested regions keep computing in it.
+    pinned_dtype: ClassVar[str]
 
     @classmethod
     def _new_call(cls, api: str) -> str:
@@ -81,12 +86,16 @@ class AmpApiRule(Rule):
         yield ctx.diagnostic(node, self._message(ctx, api, tail))
 
     # -- fixes ------------------------------------------------------------------------------------
-    def _fix(self, ctx, api: str, edits, node) -> Fix:
+    def _fix(self, ctx, api: str, edits, node, dtype_unknown: bool = False) -> Fix:
         needs = REPLACEMENT_SINCE[api]
+        note = ctx.needs_note(needs)
+        if dtype_unknown:
+            note += (f" (unsafe: if the `**` mapping passes no `dtype`, `torch.amp.autocast` inherits an enclosing "
+                     f"autocast's dtype where the old class pinned `torch.{self.pinned_dtype}`)")
         return Fix(
-            message=f"Replace with `{self._new_call(api)}`{ctx.needs_note(needs)}",
+            message=f"Replace with `{self._new_call(api)}`{note}",
             edits=edits,
-            applicability=ctx.applicability(needs=needs),
+            applicability=UNSAFE if dtype_unknown else ctx.applicability(needs=needs),
             obsolete_names=root_name(node),
         )
 
@@ -109,7 +118,21 @@ class AmpApiRule(Rule):
                 insert_first_argument(ctx, call, device, insertions)
         name, import_edits = ctx.name_for(f"torch.amp.{api}")
         edits = [*import_edits, replace_node(ctx, call.func, name), *insertions.edits()]
-        return self._fix(ctx, api, edits, call.func)
+        dtype_unknown = False
+        if api == "autocast" and keyword(call, "dtype") is None and len(call.args) < 2:
+            if has_double_star(call):
+                dtype_unknown = True
+            else:
+                dtype_name, dtype_imports = ctx.name_for(f"torch.{self.pinned_dtype}", "torch")
+                dtype = f"dtype={dtype_name}"
+                if not call.args and not call.keywords:
+                    edits = [*import_edits, *dtype_imports, replace_node(ctx, call.func, name)]
+                    insertions = Insertions()
+                    insert_first_argument(ctx, call, f"{device}, {dtype}", insertions)
+                    edits.extend(insertions.edits())
+                else:
+                    edits.extend([*dtype_imports, add_keyword(ctx, call, dtype)])
+        return self._fix(ctx, api, edits, call.func, dtype_unknown)
 
     def _decorator_fix(self, ctx, node, api: str) -> Fix:
         name, import_edits = ctx.name_for(f"torch.amp.{api}")

@@ -71,10 +71,32 @@ def arguments_end(ctx, call: ast.Call) -> int:
 
 
 def add_keyword(ctx, call: ast.Call, text: str) -> Edit:
-    """Insert ``text`` (e.g. ``weights_only=True``) as the call's last argument."""
+    """Insert ``text`` (e.g. ``weights_only=True``) as the call's last argument, in the call's layout.
+
+    One argument a line gets one more line (with its trailing comma when the call has one);
+    ``f(a, b,)`` becomes ``f(a, b, text,)``.
+    """
     position = arguments_end(ctx, call)
-    separator = ", " if [*call.args, *call.keywords] else ""
-    return Edit(position, position, f"{separator}{text}")
+    items = [*call.args, *call.keywords]
+    if not items:
+        return Edit(position, position, text)
+    last = max(items, key=lambda node: (node.end_lineno, node.end_col_offset))
+    line_start = ctx.text.rfind("\n", 0, ctx.start(last)) + 1
+    indent = ctx.text[line_start:ctx.start(last)]
+    own_line = indent.strip() == "" and line_start > open_paren(ctx, call)
+    newline = "\r\n" if "\r\n" in ctx.text else "\n"
+    trailing = re.match(r"[ \t]*,", ctx.text[position:])
+    if trailing:
+        after_comma = position + trailing.end()
+        rest_of_line = re.match(r"[ \t]*(?:#[^\r\n]*)?\r?\n", ctx.text[after_comma:])
+        if own_line and rest_of_line:
+            at = after_comma + rest_of_line.end()
+            return Edit(at, at, f"{indent}{text},{newline}")
+        return Edit(after_comma, after_comma, f" {text},")
+    closing_later = ctx.text[position:ctx.end(call)].count("\n") > 0
+    if own_line and closing_later:
+        return Edit(position, position, f",{newline}{indent}{text}")
+    return Edit(position, position, f", {text}")
 
 
 def add_first_argument(ctx, call: ast.Call, text: str) -> Edit:

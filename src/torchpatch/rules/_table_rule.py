@@ -31,6 +31,9 @@ class TableRule(Rule):
             message += f"; use `{row.new}`"
         if row.note:
             message += f" ({row.note})"
+        if self._blocked(ctx, row):
+            names = ", ".join(f"`{name}`" for name in row.no_fix_with)
+            message += f"; not fixed automatically: this file also uses {names}, which the move breaks"
         fix = self._fix(ctx, reference, row)
         node = reference.node
         if reference.module_node is not None:
@@ -41,7 +44,7 @@ class TableRule(Rule):
 
     # -- fixes ------------------------------------------------------------------------------------
     def _fix(self, ctx, reference, row: ApiChange) -> Fix | None:
-        if not row.new or row.fix == "none":
+        if not row.new or row.fix == "none" or self._blocked(ctx, row):
             return None
         edits = self._edits(ctx, reference, row)
         if not edits:
@@ -54,27 +57,23 @@ class TableRule(Rule):
         return Fix(message=f"Replace with `{row.new}`{note}", edits=edits, applicability=applicability,
                    obsolete_names=obsolete)
 
+    @staticmethod
+    def _blocked(ctx, row: ApiChange) -> bool:
+        """A name the fix would break is used in the file (a word match: it only ever withholds a fix)."""
+        return any(re.search(rf"\b{re.escape(name)}\b", ctx.text) for name in row.no_fix_with)
+
     def _edits(self, ctx, reference, row: ApiChange) -> list[Edit]:
+        if row.kind == "module":
+            return self._module_edits(ctx, reference, row)
         node = reference.node
         old_parent, _, old_leaf = row.old.rpartition(".")
         new_parent, _, new_leaf = row.new.rpartition(".")
-        if reference.module_node is not None:
-            span = _module_span(ctx, reference.module_node)
-            if span is None:
-                return []
-            start, end = span
-            module_text = ctx.text[start:end]
-            if not module_text.startswith(row.old):
-                return []
-            return [Edit(start, start + len(row.old), row.new)]
         if isinstance(node, ast.alias):
             start, end = ctx.start(node), ctx.end(node)
             statement = reference.statement
             if isinstance(statement, ast.Import):
-                if not node.name.startswith(row.old):
+                if node.name != row.old:
                     return []
-                if node.asname is None and row.kind == "module" and old_parent != new_parent:
-                    return []  # ``import a.b`` binds ``a``: uses elsewhere still say a.b
                 return [Edit(start, start + len(row.old), row.new)]
             # from M import leaf [as alias]
             if isinstance(statement, ast.ImportFrom) and statement.module == new_parent:
@@ -85,10 +84,51 @@ class TableRule(Rule):
                 alias = "" if local == new_leaf else f" as {local}"
                 return [Edit(ctx.start(statement), ctx.end(statement), f"from {new_parent} import {new_leaf}{alias}")]
             return []
-        if isinstance(node, ast.Attribute) and row.kind == "module" and old_parent == new_parent:
-            end = ctx.end(node)
-            return [Edit(end - len(node.attr), end, new_leaf)]
         text, import_edits = ctx.name_for(row.new, row.new_module)
+        return [*import_edits, Edit(ctx.start(node), ctx.end(node), text)]
+
+    def _module_edits(self, ctx, reference, row: ApiChange) -> list[Edit]:
+        """A moved module: only to a module the wheels show, and only for the names it has there."""
+        node = reference.node
+        statement = reference.statement
+        if reference.module_node is not None:  # from OLD[.sub] import a, b
+            move = row.move_for(statement.module)
+            span = _module_span(ctx, statement)
+            if move is None or span is None or statement.level or any(a.name == "*" for a in statement.names) \
+                    or not move.has_all(a.name for a in statement.names):
+                return []
+            start, end = span
+            return [Edit(start, end, move.new)]
+        if isinstance(node, ast.alias):
+            if isinstance(statement, ast.Import):  # import OLD[.sub] as x
+                move = row.move_for(node.name)
+                if move is None or node.asname is None:
+                    return []  # ``import a.b`` binds ``a``: its uses are fixed (or not) one by one
+                uses = ctx.attribute_uses(node.asname)
+                if uses is None or not move.has_all(uses):
+                    return []
+                start = ctx.start(node)
+                return [Edit(start, start + len(node.name), move.new)]
+            if isinstance(statement, ast.ImportFrom) and statement.level == 0 and len(statement.names) == 1:
+                move = row.move_for(f"{statement.module}.{node.name}")  # from torch.distributed import _tensor
+                local = node.asname or node.name
+                uses = ctx.attribute_uses(local)
+                if move is None or uses is None or not move.has_all(uses):
+                    return []
+                parent, _, leaf = move.new.rpartition(".")
+                alias = "" if local == leaf else f" as {local}"
+                return [Edit(ctx.start(statement), ctx.end(statement), f"from {parent} import {leaf}{alias}")]
+            return []
+        # A chain in code: OLD.name, with name one the new module has.
+        move = row.move_for(reference.qualname)
+        parent = ctx.parent_of(node)
+        if move is None or type(parent) is not ast.Attribute or parent.value is not node \
+                or not move.has_all([parent.attr]) or row.move_for(f"{reference.qualname}.{parent.attr}"):
+            return []
+        if isinstance(node, ast.Attribute) and move.new.rpartition(".")[0] == move.old.rpartition(".")[0]:
+            end = ctx.end(node)
+            return [Edit(end - len(node.attr), end, move.new.rpartition(".")[2])]
+        text, import_edits = ctx.name_for(move.new, move.new)
         return [*import_edits, Edit(ctx.start(node), ctx.end(node), text)]
 
 

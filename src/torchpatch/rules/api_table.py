@@ -18,6 +18,23 @@ TABLE_PATH = Path(__file__).with_name("data") / "api_changes.toml"
 
 
 @dataclass(frozen=True)
+class ModuleMove:
+    """Where one old module went, and which of its names the new module has (None: every name).
+
+    A module row with moves is fixed only for the modules it lists: a submodule of the old
+    package that has no public counterpart (``torch.distributed._tensor.api`` → the private
+    ``tensor._api``) is reported without a fix. The lists come from the real wheels' layout.
+    """
+
+    old: str
+    new: str
+    names: frozenset[str] | None = None
+
+    def has_all(self, names) -> bool:
+        return self.names is None or all(name in self.names for name in names)
+
+
+@dataclass(frozen=True)
 class ApiChange:
     """One row: an old qualified name, what replaces it, and when."""
 
@@ -33,12 +50,26 @@ class ApiChange:
     new_module: str | None  # what to import for ``new`` when it is not its parent module
     example: str | None
     fixed: str | None
+    module_moves: tuple[ModuleMove, ...] = ()  # kind = "module": the old modules that have a new home
+    no_fix_with: tuple[str, ...] = ()  # names whose presence in the file makes the fix wrong
+    silent: bool = False  # a re-export kept without a warning or a documented deprecation
+
+    def move_for(self, module: str) -> ModuleMove | None:
+        """The new home of ``module`` (the row's module or one of its submodules), or None."""
+        if self.module_moves:
+            return next((move for move in self.module_moves if move.old == module), None)
+        if module == self.old and self.new:
+            return ModuleMove(self.old, self.new)
+        return None
 
     @property
     def since(self) -> Version:
         return min(x for x in (self.deprecated_in, self.removed_in) if x is not None)
 
     def phrase(self, target: Version) -> str:
+        if self.silent and self.removed_in is None:
+            # No release warns or documents a deprecation: say what it is, not "deprecated".
+            return f"an old private path that silently re-exports the public module of PyTorch {self.deprecated_in}"
         if self.removed_in is not None and self.removed_in <= target:
             if self.deprecated_in is not None:
                 return f"deprecated in PyTorch {self.deprecated_in}, removed in {self.removed_in}"
@@ -64,6 +95,10 @@ def api_changes() -> tuple[ApiChange, ...]:
             replacement_since=_version(row.get("replacement_since")), catalog=row["catalog"],
             note=row.get("note", ""), kind=row.get("kind", "name"), fix=row.get("fix", "none"),
             new_module=row.get("new_module"), example=row.get("example"), fixed=row.get("fixed"),
+            module_moves=tuple(
+                ModuleMove(move["old"], move["new"], frozenset(move["names"]) if "names" in move else None)
+                for move in row.get("module_move", ())),
+            no_fix_with=tuple(row.get("no_fix_with", ())), silent=row.get("silent", False),
         ))
     return tuple(rows)
 

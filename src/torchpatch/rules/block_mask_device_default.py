@@ -31,9 +31,15 @@ class BlockMaskDeviceDefault(Rule):
 
     The fix adds `device="cuda"`, which is what 2.5–2.9 used; it is unsafe, because on 2.10+ it
     pins CUDA where the default would follow the current accelerator.
+
+    ## Which working code changes behaviour
+    None that ran before 2.10: such code ran on CUDA (the old default), and on a CUDA machine 2.10+
+    picks CUDA as the current accelerator too. Only code that never ran before (no GPU) or machines
+    with another accelerator see a difference, so the rule is opt-in.
     """
 
     code = "TP432"
+    opt_in = True
     name = "block-mask-device-default"
     summary = "`create_block_mask`/`create_mask` without `device=` (default `\"cuda\"` became the current accelerator in 2.10)"
     changed_in = v("2.10")

@@ -30,9 +30,15 @@ class CheckpointUseReentrant(Rule):
 
     The fix adds `use_reentrant=False` and is unsafe: test training after applying it, or pass
     `use_reentrant=True` to keep today's behaviour and silence the warning.
+
+    ## Which working code changes behaviour
+    None, through 2.15: the default is still `use_reentrant=True` and the call only warns (the
+    announced error never came). The rule is therefore opt-in; enable it (`--extend-select TP401`)
+    to settle the warning and choose the variant on purpose.
     """
 
     code = "TP401"
+    opt_in = True
     name = "checkpoint-use-reentrant"
     summary = "`torch.utils.checkpoint` without `use_reentrant=` (warns since 2.1; default still True)"
     deprecated_in = v("2.1")
@@ -69,7 +75,7 @@ class CheckpointUseReentrant(Rule):
         Invalid('from torch.utils.checkpoint import checkpoint as ckpt\n\ndef forward(self, x):\n'
                 '    return ckpt(\n        self.layer,\n        x,\n        preserve_rng_state=False,\n    )\n',
                 fixed='from torch.utils.checkpoint import checkpoint as ckpt\n\ndef forward(self, x):\n'
-                '    return ckpt(\n        self.layer,\n        x,\n        preserve_rng_state=False, use_reentrant=False,\n    )\n'),
+                '    return ckpt(\n        self.layer,\n        x,\n        preserve_rng_state=False,\n        use_reentrant=False,\n    )\n'),
         Invalid('import torch.utils.checkpoint as cp\ny = cp.checkpoint_sequential(model, 2, x)\n',
                 fixed='import torch.utils.checkpoint as cp\ny = cp.checkpoint_sequential(model, 2, x, use_reentrant=False)\n'),
         Invalid('from torch.utils import checkpoint\nouts = [checkpoint.checkpoint(layer, *inputs) for layer in layers]\n',

@@ -20,7 +20,8 @@ class CpuAmpApi(AmpApiRule):
     the positional arguments moved: `torch.cpu.amp.autocast(enabled, dtype, cache_enabled)` became
     `torch.amp.autocast(device_type, dtype, enabled, cache_enabled)`. The fix names every
     positional argument, so `autocast(True, torch.bfloat16)` cannot turn into a call that passes
-    `True` as the dtype.
+    `True` as the dtype, and writes the old class's pinned `dtype=torch.bfloat16` when the call
+    passes none (the new class would inherit an enclosing autocast's dtype instead).
 
     A reference that is not called is reported without a fix.
     """
@@ -30,14 +31,16 @@ class CpuAmpApi(AmpApiRule):
     summary = "`torch.cpu.amp.autocast` / `GradScaler` are deprecated: use `torch.amp` with \"cpu\""
     module = "torch.cpu.amp"
     device = "cpu"
+    pinned_dtype = "bfloat16"
     deprecated_in = v("2.4")
     replacement_since = v("2.3")
     fix_safety = SAFE
     fix_safety_note = (
-        "The old classes call the `torch.amp` ones with `\"cpu\"`, so behaviour is the same. One nuance: "
-        "`torch.cpu.amp.autocast()` pins `dtype=torch.bfloat16` and `cache_enabled=True`, while "
-        "`torch.amp.autocast(\"cpu\")` reads the process-wide defaults, which are the same unless your code "
-        "changed them with `torch.set_autocast_dtype`/`torch.set_autocast_cache_enabled`."
+        "The old classes call the `torch.amp` ones with `\"cpu\"`. `torch.cpu.amp.autocast()` pins "
+        "`dtype=torch.bfloat16` while `torch.amp.autocast(\"cpu\")` inherits an enclosing autocast's dtype "
+        "(float16 inside `torch.autocast(\"cpu\", dtype=torch.float16)`, checked on 2.13), so the fix writes "
+        "`dtype=torch.bfloat16` when none is passed (unsafe with `**options`). The inherited `cache_enabled` "
+        "changes caching of cast weights, not results."
     )
     references = ("https://pytorch.org/docs/stable/amp.html#cpu-op-specific-behavior",)
     torchfix_codes = ("TOR101",)
@@ -53,7 +56,7 @@ class CpuAmpApi(AmpApiRule):
     ]
     INVALID = [
         Invalid('import torch\nwith torch.cpu.amp.autocast():\n    y = model(x)\n',
-                fixed='import torch\nwith torch.amp.autocast("cpu"):\n    y = model(x)\n'),
+                fixed='import torch\nwith torch.amp.autocast("cpu", dtype=torch.bfloat16):\n    y = model(x)\n'),
         Invalid('import torch\nwith torch.cpu.amp.autocast(True, torch.float16, False):\n    y = model(x)\n',
                 fixed='import torch\nwith torch.amp.autocast("cpu", enabled=True, dtype=torch.float16, cache_enabled=False):\n    y = model(x)\n'),
         Invalid('import torch\nfrom torch.cpu.amp import autocast\n\n@autocast(dtype=torch.bfloat16)\ndef forward(x):\n    return x\n',
@@ -63,6 +66,6 @@ class CpuAmpApi(AmpApiRule):
         Invalid('import torch.cpu.amp\nscaler = torch.cpu.amp.GradScaler(1024.0)\n',
                 fixed='import torch.cpu.amp\nscaler = torch.amp.GradScaler("cpu", init_scale=1024.0)\n'),
         Invalid('import torch\nfrom torch.cpu.amp.autocast_mode import autocast\nctx = autocast()\n',
-                fixed='import torch\nctx = torch.amp.autocast("cpu")\n'),
+                fixed='import torch\nctx = torch.amp.autocast("cpu", dtype=torch.bfloat16)\n'),
         Invalid('import torch\nAutocast = torch.cpu.amp.autocast\n'),
     ]

@@ -17,7 +17,7 @@ class DataloaderNumWorkers(Rule):
     with `--extend-select TP500` (or `--select TOR401`).
 
     ## Why is this bad?
-    The default, `num_workers=0` (the same in every release from 2.4 through 2.14), loads and
+    The default, `num_workers=0` (the same in every release from 2.4 through 2.15), loads and
     collates every batch synchronously in the training process, so the accelerator waits for the
     data. PyTorch's profiler reports this as the "Synchronized DataLoader" anti-pattern
     (`torch/profiler/_pattern_matcher.py`); TorchFix's TOR401 is a copy of it. Setting
@@ -61,5 +61,5 @@ class DataloaderNumWorkers(Rule):
         yield ctx.diagnostic(
             call.func,
             "`DataLoader` without `num_workers` loads every batch in the main process (default 0 in PyTorch 2.4 "
-            "through 2.14); pass `num_workers=N` (N > 0) for asynchronous loading, or `num_workers=0` to keep it",
+            "through 2.15); pass `num_workers=N` (N > 0) for asynchronous loading, or `num_workers=0` to keep it",
         )

@@ -22,19 +22,28 @@ class EnableSymmMemForGroup(Rule):
     `torch.distributed._symmetric_memory`: there is no `torch.distributed.symmetric_memory` in any
     release.
 
+    The warning overstates it before 2.15: in 2.11 through 2.14, `is_symm_mem_enabled_for_group`
+    still returns True only for groups registered by this call, and Inductor's async tensor
+    parallelism (`_inductor/fx_passes/micro_pipeline_tp.py`) and `comm_lowering.py` check it, so
+    deleting the call silently turns those optimisations off. Only 2.15 answers from the allocator
+    instead (checked in the 2.13, 2.14.1 and 2.15.0 wheels).
+
     The fix deletes the call (or replaces it with `pass` when it is the only statement of its
-    block). It is unsafe: on releases before 2.11 the call is still required, and even on 2.11+
-    it registers the group's store eagerly, which later code may rely on. It is offered only when
+    block), and is offered only when the minimum torch is 2.15 or newer. It stays unsafe: the call
+    also registers the group's store eagerly, which later code may rely on. It is offered only when
     the call is a whole statement on its own lines.
     """
 
     code = "TP214"
     name = "enable-symm-mem-for-group"
-    summary = "`enable_symm_mem_for_group(...)` is no longer needed (deprecated in 2.11)"
+    summary = "`enable_symm_mem_for_group(...)` is deprecated in 2.11 (still needed for async TP through 2.14)"
     deprecated_in = v("2.11")
     fix_safety = UNSAFE
-    fix_safety_note = ("Deleting the call is right on 2.11+, where symmetric memory sets the group up itself; "
-                       "releases before 2.11 still need it.")
+    fix_safety_note = ("Deleting the call is right only on 2.15+, where symmetric memory sets the group up itself; "
+                       "through 2.14 Inductor's async TP still checks the registration, so no fix is offered "
+                       "unless the minimum torch is 2.15.")
+    #: The first release whose ``is_symm_mem_enabled_for_group`` no longer needs the registration.
+    not_needed_since = v("2.15")
     references = (
         "https://docs.pytorch.org/docs/stable/symmetric_memory.html",
     )
@@ -51,22 +60,32 @@ class EnableSymmMemForGroup(Rule):
     INVALID = [
         Invalid('import torch.distributed._symmetric_memory as symm_mem\n\nsymm_mem.enable_symm_mem_for_group(group.group_name)\n'
                 'buf = symm_mem.empty(1024, device="cuda")\n',
-                fixed='import torch.distributed._symmetric_memory as symm_mem\n\nbuf = symm_mem.empty(1024, device="cuda")\n'),
+                fixed='import torch.distributed._symmetric_memory as symm_mem\n\nbuf = symm_mem.empty(1024, device="cuda")\n',
+                min_torch="2.15"),
+        # Through 2.14 Inductor's async TP checks the registration: reported, never deleted.
+        Invalid('import torch.distributed._symmetric_memory as symm_mem\n\nsymm_mem.enable_symm_mem_for_group(group.group_name)\n',
+                min_torch="2.11"),
         Invalid('import torch\nfrom torch.distributed._symmetric_memory import enable_symm_mem_for_group\n\n\n'
                 'def setup(group):\n    enable_symm_mem_for_group(group.group_name)  # needed before rendezvous\n',
-                fixed='import torch\n\n\ndef setup(group):\n    pass  # needed before rendezvous\n'),
+                fixed='import torch\n\n\ndef setup(group):\n    pass  # needed before rendezvous\n', min_torch="2.15"),
         Invalid('import torch\nif use_symm_mem:\n    torch.distributed._symmetric_memory.enable_symm_mem_for_group(name)\n'
                 '    torch.cuda.synchronize()\n',
-                fixed='import torch\nif use_symm_mem:\n    torch.cuda.synchronize()\n'),
+                fixed='import torch\nif use_symm_mem:\n    torch.cuda.synchronize()\n', min_torch="2.15"),
         Invalid('import torch.distributed._symmetric_memory as symm_mem\nok = symm_mem.enable_symm_mem_for_group(name)\n'),
     ]
 
     def check_call(self, ctx, call, qualname):
-        message = (f"`enable_symm_mem_for_group` is {self.version_phrase(ctx.target)} (FutureWarning) and no longer "
-                   "needed: symmetric memory sets up the group itself (the function is not removed as of 2.15)")
+        if ctx.min_torch >= self.not_needed_since:
+            tail = "and no longer needed on 2.15+, where symmetric memory sets up the group itself"
+        else:
+            tail = ("but still needed through PyTorch 2.14: Inductor's async TP only uses symmetric memory for "
+                    "groups registered by it; drop it once your minimum torch is 2.15")
+        message = f"`enable_symm_mem_for_group` is {self.version_phrase(ctx.target)} (FutureWarning), {tail}"
         yield ctx.diagnostic(call, message, self._fix(ctx, call))
 
     def _fix(self, ctx, call):
+        if ctx.min_torch < self.not_needed_since:
+            return None
         statement = standalone_call_statement(ctx, call)
         if statement is None:
             return None
@@ -77,5 +96,5 @@ class EnableSymmMemForGroup(Rule):
         while isinstance(root, ast.Attribute):
             root = root.value
         obsolete = (root.id,) if isinstance(root, ast.Name) else ()
-        return Fix(message=f"Delete the call{ctx.needs_note(self.deprecated_in)}", edits=[edit],
+        return Fix(message="Delete the call", edits=[edit],
                    applicability=UNSAFE, obsolete_names=obsolete)

@@ -20,6 +20,11 @@ class ErrorOnGraphBreakWithoutArgument(Rule):
     positional argument on every release that has it (2.9 through 2.15), so the bare form, which some
     guides show (`with torch._dynamo.error_on_graph_break():`), raises `TypeError: missing 1 required
     positional argument` as soon as it runs. The fix passes `True`, which is what the bare form means.
+
+    ## Which working code changes behaviour
+    None changes: the bare form never worked, it raises `TypeError` on every release that has the
+    function (2.9–2.15). It is reported because it is broken everywhere, not because a default
+    moved.
     """
 
     code = "TP420"

@@ -26,6 +26,11 @@ class ExportStrictDefault(Rule):
     release (the keyword exists since 2.4). It is unsafe: on 2.8+ it opts out of the new
     default, which PyTorch now recommends; pass `strict=False` instead if you want the new
     behaviour everywhere.
+
+    ## Which working code changes behaviour
+    Every `torch.export.export(...)` call without `strict=` that ran on 2.4–2.7: on 2.8+ the same
+    call traces non-strictly, burning Python values into the graph as constants and exporting a
+    different graph, or failing. Reported when the code must run on both sides of 2.8.
     """
 
     code = "TP430"
@@ -58,7 +63,7 @@ class ExportStrictDefault(Rule):
         Invalid("import torch\nep = torch.export.export(model, (x,))\n",
                 fixed="import torch\nep = torch.export.export(model, (x,), strict=True)\n"),
         Invalid("from torch.export import export\n\nep = export(\n    model,\n    args,\n    dynamic_shapes=shapes,\n)\n",
-                fixed="from torch.export import export\n\nep = export(\n    model,\n    args,\n    dynamic_shapes=shapes, strict=True,\n)\n"),
+                fixed="from torch.export import export\n\nep = export(\n    model,\n    args,\n    dynamic_shapes=shapes,\n    strict=True,\n)\n"),
     ]
 
     def check_call(self, ctx, call, qualname):

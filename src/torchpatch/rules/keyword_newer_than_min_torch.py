@@ -59,6 +59,11 @@ class KeywordNewerThanMinTorch(Rule):
     `remove_duplicate=True`), the fix drops it, which is safe: newer releases behave the same and
     older ones accept the call. Other values have no fix (`Adam(decoupled_weight_decay=True)` is
     `torch.optim.AdamW` with an explicit `weight_decay=` on older releases).
+
+    ## Which working code changes behaviour
+    Code that works on the release you develop on fails on your minimum torch: the older release
+    raises `TypeError: unexpected keyword argument`. Reported only for keywords newer than your
+    minimum.
     """
 
     code = "TP433"

@@ -15,11 +15,11 @@ FUNCTIONS = {
     "torch.cholesky": ("deprecated since PyTorch 1.9 (UserWarning)", "`torch.linalg.cholesky(A, upper=...)`"),
     "torch.qr": ("deprecated since PyTorch 1.9 (UserWarning)", "`torch.linalg.qr(A, mode=...)`"),
     "torch.chain_matmul": ("deprecated since PyTorch 1.9 (UserWarning)", "`torch.linalg.multi_dot([a, b, ...])`"),
-    "torch.lu": ("deprecated (UserWarning in 2.4 through 2.13)",
+    "torch.lu": ("deprecated (UserWarning in 2.4 through 2.15)",
                  "`torch.linalg.lu_factor(A)` (or `lu_factor_ex` for `get_infos=True`)"),
-    "torch.lu_solve": ("deprecated (UserWarning in 2.4 through 2.13)",
+    "torch.lu_solve": ("deprecated (UserWarning in 2.4 through 2.15)",
                        "`torch.linalg.lu_solve(LU, pivots, B)` (arguments reordered)"),
-    "torch.triangular_solve": ("deprecated (UserWarning in 2.4 through 2.13)",
+    "torch.triangular_solve": ("deprecated (UserWarning in 2.4 through 2.15)",
                                "`torch.linalg.solve_triangular(A, B, upper=...)`: arguments reversed, `upper` has no "
                                "default, and it returns only the solution"),
     "torch.svd": ("documented as deprecated (no runtime warning in 2.4 through 2.13)",
@@ -58,13 +58,15 @@ class LegacyLinalgFunction(Rule):
     PyTorch 1.9 deprecated `cholesky`, `qr` and `chain_matmul` in favour of `torch.linalg`
     (pytorch#57725, #57745, #57735); `lu`, `lu_solve` and `triangular_solve` warn too, and `svd` is
     deprecated in its documentation. Each warns "will be removed in a future PyTorch release" (a
-    `UserWarning` on first use) in every release from 2.4 through 2.13.
+    `UserWarning` on first use) in every release from 2.4 through 2.15 (lu, lu_solve, triangular_solve checked in the 2.15.0 libtorch).
 
     The fixes follow PyTorch's own instructions in those warnings: `cholesky(A, upper=u)` is
     `linalg.cholesky(A, upper=u)`; `qr(A)` is `linalg.qr(A)` and `qr(A, some=False)` is
     `linalg.qr(A, mode="complete")`; `chain_matmul(a, b, c)` is `linalg.multi_dot([a, b, c])`
-    (two or more matrices); `lu(A)` is `linalg.lu_factor(A)` and `lu(A, get_infos=True)` is
-    `linalg.lu_factor_ex(A)`; `lu_solve(B, LU, pivots)` is `linalg.lu_solve(LU, pivots, B)` (only
+    (two or more matrices); `lu(A, get_infos=True)` is `linalg.lu_factor_ex(A)`; `lu(A)` becomes
+    `linalg.lu_factor(A)` as an unsafe fix, because `torch.lu` never checked for errors (a singular
+    matrix factors quietly on 2.13, and `torch.lu` is the same Python in the 2.4.1-2.15 sources) while
+    `linalg.lu_factor` raises on one; `lu_solve(B, LU, pivots)` is `linalg.lu_solve(LU, pivots, B)` (only
     when the arguments are plain names, so reordering them cannot reorder side effects).
     `triangular_solve` and `svd` return different things than their replacements (no cloned
     coefficient; `Vh` instead of `V`), so they are reported without a fix.
@@ -77,7 +79,8 @@ class LegacyLinalgFunction(Rule):
     fix_safety = SAFE
     fix_safety_note = (
         "Only the rewrites PyTorch's warnings prescribe, on calls whose arguments are visible; the replacements exist "
-        "in every supported release and return the same values."
+        "in every supported release and return the same values. `torch.lu(A)` -> `linalg.lu_factor(A)` is unsafe: "
+        "the new function raises on a singular matrix where the old one returned."
     )
     references = (
         "https://docs.pytorch.org/docs/stable/linalg.html",
@@ -123,13 +126,13 @@ class LegacyLinalgFunction(Rule):
         yield ctx.diagnostic(call, f"`{qualname}` is {phrase}; use {use}", fix)
 
     # -- fixes -------------------------------------------------------------------------------------
-    def _rename(self, ctx, call, new: str, extra: list[Edit], message: str) -> Fix:
+    def _rename(self, ctx, call, new: str, extra: list[Edit], message: str, unsafe: bool = False) -> Fix:
         name, import_edits = ctx.name_for(new, "torch")  # torch.linalg is loaded by `import torch`
         root = call.func
         while isinstance(root, ast.Attribute):
             root = root.value
         return Fix(message=message, edits=[*import_edits, replace_node(ctx, call.func, name), *extra],
-                   applicability=ctx.applicability(), obsolete_names=(root.id,))
+                   applicability=ctx.applicability(behaviour_changes=unsafe), obsolete_names=(root.id,))
 
     def _fix_cholesky(self, ctx, call):
         if len(call.args) < 1 or len(call.args) > 2 or any(k.arg not in ("input", "upper", "out") for k in call.keywords):
@@ -175,8 +178,13 @@ class LegacyLinalgFunction(Rule):
         if get_infos is None:
             return None
         extra = [remove_argument(ctx, call, infos_keyword)] if infos_keyword is not None else []
-        new = "torch.linalg.lu_factor_ex" if get_infos else "torch.linalg.lu_factor"
-        return self._rename(ctx, call, new, extra, f"Replace with `{new}`")
+        if get_infos:
+            return self._rename(ctx, call, "torch.linalg.lu_factor_ex", extra, "Replace with `torch.linalg.lu_factor_ex`")
+        # torch.lu calls torch._lu_with_info, which never checks errors (2.4.1 through 2.13: a singular
+        # matrix factors without complaint); torch.linalg.lu_factor raises on it.
+        return self._rename(ctx, call, "torch.linalg.lu_factor", extra,
+                            "Replace with `torch.linalg.lu_factor` (unsafe: it raises on a singular matrix, where "
+                            "`torch.lu` returned the factorization; `lu_factor_ex` does not raise)", unsafe=True)
 
     def _fix_lu_solve(self, ctx, call):
         if len(call.args) != 3 or call.keywords or not all(isinstance(a, _SIMPLE) for a in call.args):

@@ -37,7 +37,7 @@ class LegacyUpsampling(Rule):
     ## Why is this bad?
     All five have been deprecated in favour of `interpolate` since PyTorch 0.4. The functions warn
     on every call ("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate`
-    instead.", a `UserWarning` in 2.4 through 2.13); the two classes say so in their documentation
+    instead.", a `UserWarning` in 2.4 through 2.15); the two classes say so in their documentation
     only ("This class is deprecated in favor of `interpolate()`").
 
     Each is a thin wrapper, so the fix keeps the output identical:
@@ -93,7 +93,7 @@ class LegacyUpsampling(Rule):
         new_text = new.replace("torch.nn.functional.", "F.").replace("torch.nn.", "nn.")
         use = f"`{new_text}(..., {extra})`" if extra else f"`{new_text}`"
         how = "UserWarning" if qualname in WARNS else "documented; no runtime warning"
-        message = f"`{old_text}` is deprecated since PyTorch 0.4 ({how}, still shipped in 2.14); use {use}"
+        message = f"`{old_text}` is deprecated since PyTorch 0.4 ({how}, still shipped in 2.15); use {use}"
         fix = None
         starred = any(isinstance(arg, ast.Starred) for arg in call.args)
         if isinstance(call.func, (ast.Name, ast.Attribute)) and (

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+
 from torchpatch.rules._helpers import has_star_args, keyword, remove_argument
-from torchpatch.rules.base import SAFE, Fix, Invalid, Rule
+from torchpatch.rules.base import SAFE, UNSAFE, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 #: Scheduler -> the position of ``verbose`` in its 2.2–2.6 ``__init__`` (always the last parameter;
@@ -37,8 +39,9 @@ class LrSchedulerVerbose(Rule):
     removed_in = v("2.7")
     fix_safety = SAFE
     fix_safety_note = (
-        "The argument only printed the learning rate at each step; dropping it keeps training identical "
-        "(with `verbose=True` the messages stop: log `scheduler.get_last_lr()` instead)."
+        "The argument only printed the learning rate at each step; dropping it keeps training identical. Safe for "
+        "`verbose=False` or when your minimum is 2.7 (where the call raised); otherwise unsafe, because a true "
+        "`verbose` printed on 2.2-2.6 and the messages stop (log `scheduler.get_last_lr()` instead)."
     )
     references = (
         "https://docs.pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
@@ -85,6 +88,12 @@ class LrSchedulerVerbose(Rule):
         fix = None
         # A positional ``verbose`` can be removed only when it is the last positional argument.
         if node is argument or len(call.args) == position + 1:
-            fix = Fix(message="Drop `verbose` (it only printed the learning rate)",
-                      edits=[remove_argument(ctx, call, node)], applicability=SAFE)
+            value = node.value if node is argument else node
+            # Quiet either way: ``False`` (or the 2.2-2.6 default "deprecated"); on 2.7+ the call raised.
+            quiet = type(value) is ast.Constant and value.value in (False, "deprecated")
+            same = quiet or ctx.min_torch >= self.removed_in
+            fix = Fix(message="Drop `verbose` (it only printed the learning rate)" + (
+                          "" if same else f"; unsafe: on {ctx.min_torch}-2.6 a true `verbose` printed it, "
+                          "and the messages stop"),
+                      edits=[remove_argument(ctx, call, node)], applicability=SAFE if same else UNSAFE)
         yield ctx.diagnostic(node, message, fix)

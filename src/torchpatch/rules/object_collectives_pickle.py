@@ -79,7 +79,7 @@ class ObjectCollectivesPickle(Rule):
         Invalid("import torch\n\ndef share(config):\n    torch.distributed.scatter_object_list(\n        out,\n"
                 "        [config] * world,\n        src=0,\n    )\n",
                 fixed="import torch\n\ndef share(config):\n    torch.distributed.scatter_object_list(\n        out,\n"
-                      "        [config] * world,\n        src=0, weights_only=True,\n    )\n",
+                      "        [config] * world,\n        src=0,\n        weights_only=True,\n    )\n",
                 min_torch="2.14"),
     ]
 

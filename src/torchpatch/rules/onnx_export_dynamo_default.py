@@ -30,6 +30,11 @@ class OnnxExportDynamoDefault(Rule):
     The fix adds `dynamo=False`, which keeps the old exporter on every release (2.4 already
     accepts the keyword) but opts out of the new default and keeps using a deprecated path
     (a `DeprecationWarning` since 2.8); it is unsafe. Migrating to `dynamo=True` is the long-term answer.
+
+    ## Which working code changes behaviour
+    Every `torch.onnx.export(...)` call without `dynamo=` that ran on 2.4–2.8: on 2.9+ the same call
+    runs the `torch.export`-based exporter, which traces differently, needs `onnxscript` and can
+    fail where the old one worked. Reported when the code must run on both sides of 2.9.
     """
 
     code = "TP410"

@@ -32,7 +32,7 @@ class RemovedLinalgFunction(Rule):
 
     ## Why is this bad?
     These functions were deprecated in PyTorch 1.9 in favour of `torch.linalg`, and removed in 1.13
-    (`symeig` in 2.0): every release from 2.4 through 2.14 still has the names, but only as stubs that raise
+    (`symeig` in 2.0): every release from 2.4 through 2.15 still has the names, but only as stubs that raise
     `RuntimeError: This function was deprecated since version 1.9 and is now removed` (see
     `torch/_linalg_utils.py`). Code that calls them cannot run on any release torchpatch supports.
 

@@ -19,7 +19,7 @@ class TorchExpm1(Rule):
     ## Why is this bad?
     For small `|x|`, `exp(x)` is close to 1 and subtracting 1 cancels most of its digits (in
     float32, `torch.exp(x) - 1` for `x = 1e-8` is exactly 0), while `torch.expm1` computes
-    `e^x - 1` directly. `torch.expm1` exists in every supported release (2.4 through 2.14); TorchFix
+    `e^x - 1` directly. `torch.expm1` exists in every supported release (2.4 through 2.15); TorchFix
     suggests its alias `torch.special.expm1`.
 
     The fix is unsafe only because the results differ in the last bits (they become more
@@ -73,4 +73,4 @@ class TorchExpm1(Rule):
                       edits=[*import_edits, Edit(ctx.start(node), ctx.end(node), f"{name}({ctx.source(call.args[0])})")],
                       applicability=UNSAFE, obsolete_names=(root.id,))
         yield ctx.diagnostic(node, "`torch.exp(x) - 1` loses precision for small x; use `torch.expm1(x)` "
-                                   "(in every PyTorch release 2.4 through 2.14)", fix)
+                                   "(in every PyTorch release 2.4 through 2.15)", fix)

@@ -26,6 +26,11 @@ class TorchLoadSafetensorsPath(Rule):
     safetensors file is not a pickle or a zip archive). Calling `safetensors.torch.load_file` (or
     `safe_open`) yourself works on every release and says what the file is. There is no fix: it
     adds a dependency and the device argument needs a decision.
+
+    ## Which working code changes behaviour
+    Code written for 2.13+ that passes a `.safetensors` path to `torch.load` fails on 2.4–2.12 (no
+    working code before 2.13 could load such a path). Reported only when your minimum torch is below
+    2.13.
     """
 
     code = "TP431"

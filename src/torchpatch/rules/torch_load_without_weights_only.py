@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchpatch.rules._helpers import add_keyword, has_double_star, keyword
+from torchpatch.rules._helpers import add_keyword, has_double_star, has_starred, keyword
 from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule
 from torchpatch.versions import v
 
@@ -21,8 +21,9 @@ class TorchLoadWithoutWeightsOnly(Rule):
     readers which one you meant. On releases before 2.6 even `weights_only=True` was bypassable
     (CVE-2025-32434), so untrusted files need torch >= 2.6 as well.
 
-    When `pickle_module=` is passed, torch keeps `weights_only=False` as the default; the call is
-    still reported, without a fix.
+    When `pickle_module=` is passed (by keyword or as the third positional argument,
+    `torch.load(f, map_location, pickle_module)`), torch keeps `weights_only=False` as the default
+    and `weights_only=True` with a pickle module raises; the call is still reported, without a fix.
     """
 
     code = "TP301"
@@ -59,8 +60,11 @@ class TorchLoadWithoutWeightsOnly(Rule):
         Invalid('import torch as th\nstate = th.load(path, map_location="cpu")\n',
                 fixed='import torch as th\nstate = th.load(path, map_location="cpu", weights_only=True)\n'),
         Invalid('from torch import load\nfn = load\nstate = fn(\n    "m.pt",\n    map_location="cpu",\n)\n',
-                fixed='from torch import load\nfn = load\nstate = fn(\n    "m.pt",\n    map_location="cpu", weights_only=True,\n)\n'),
+                fixed='from torch import load\nfn = load\nstate = fn(\n    "m.pt",\n    map_location="cpu",\n    weights_only=True,\n)\n'),
         Invalid('import pickle\nimport torch\nstate = torch.load("m.pt", pickle_module=pickle)\n'),
+        # The third positional argument is pickle_module: weights_only=True would raise.
+        Invalid('import pickle\nimport torch\nstate = torch.load(path, "cpu", pickle)\n'),
+        Invalid('import torch\nstate = torch.load(*args)\n'),
     ]
 
     def check_call(self, ctx, call, qualname):
@@ -71,7 +75,8 @@ class TorchLoadWithoutWeightsOnly(Rule):
             phrase += f" (full pickle before; your minimum is {ctx.min_torch})"
         message = f"`torch.load` without `weights_only=`: {phrase}"
         fix = None
-        if keyword(call, "pickle_module") is None:
+        # load(f, map_location=None, pickle_module=None, *, weights_only=None, ...) in 2.4-2.15.
+        if keyword(call, "pickle_module") is None and len(call.args) < 3 and not has_starred(call):
             fix = Fix(
                 message="Pass `weights_only=True` (changes what loads: only tensors and allowlisted types)",
                 edits=[add_keyword(ctx, call, "weights_only=True")],

@@ -78,4 +78,4 @@ class TorchLog1p(Rule):
                       edits=[*import_edits, Edit(ctx.start(call), ctx.end(call), f"{name}({ctx.source(other)})")],
                       applicability=UNSAFE, obsolete_names=(root.id,))
         yield ctx.diagnostic(call, "`torch.log(1 + x)` loses precision for small x; use `torch.log1p(x)` "
-                                   "(in every PyTorch release 2.4 through 2.14)", fix)
+                                   "(in every PyTorch release 2.4 through 2.15)", fix)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from torchpatch.rules._helpers import has_star_args, literal
+from torchpatch.rules._helpers import has_star_args, keyword, literal, remove_argument, replace_node
 from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule
 from torchpatch.versions import v
 
@@ -61,27 +61,35 @@ class TorchNorm(Rule):
         Invalid("import torch\nn = torch.norm(x)\n", fixed="import torch\nn = torch.linalg.vector_norm(x)\n"),
         Invalid("import torch\nn = torch.norm(x, dim=1, keepdim=True)\n",
                 fixed="import torch\nn = torch.linalg.vector_norm(x, dim=1, keepdim=True)\n"),
+        # The user's argument form is kept: a keyword stays a keyword (``p`` is ``ord`` in vector_norm).
         Invalid("import torch\nn = torch.norm(x, p=1, dim=-1)\n",
-                fixed="import torch\nn = torch.linalg.vector_norm(x, 1, dim=-1)\n"),
-        Invalid("import torch as th\nn = th.norm(x, 2, 1)\n", fixed="import torch as th\nn = th.linalg.vector_norm(x, 2, dim=1)\n"),
+                fixed="import torch\nn = torch.linalg.vector_norm(x, ord=1, dim=-1)\n"),
+        Invalid("import torch as th\nn = th.norm(x, 2, 1)\n", fixed="import torch as th\nn = th.linalg.vector_norm(x, 2, 1)\n"),
         Invalid("import torch\nn = torch.norm(x, 'fro', (0, 1))\n",
-                fixed="import torch\nn = torch.linalg.vector_norm(x, dim=(0, 1))\n"),
+                fixed="import torch\nn = torch.linalg.vector_norm(x, 2, (0, 1))\n"),
+        # A multi-line call keeps its layout.
+        Invalid("import torch\nn = torch.norm(\n    x,\n    p=2,\n    dim=-1,  # rows\n)\n",
+                fixed="import torch\nn = torch.linalg.vector_norm(\n    x,\n    ord=2,\n    dim=-1,  # rows\n)\n"),
+        Invalid("import torch\nn = torch.norm(x, 2, 1, False, None, torch.float64)\n",
+                fixed="import torch\nn = torch.linalg.vector_norm(x, 2, 1, False, out=None, dtype=torch.float64)\n"),
         Invalid("import torch\nn = torch.norm(A, p='nuc')\n"),
         Invalid("import torch\nn = torch.norm(x, p=order)\n"),
     ]
 
     def check_call(self, ctx, call, qualname):
-        message = ("`torch.norm` is documented as deprecated since PyTorch 1.7 (unmaintained, still shipped in 2.14); "
+        message = ("`torch.norm` is documented as deprecated since PyTorch 1.7 (unmaintained, still shipped in 2.15); "
                    "use `torch.linalg.vector_norm` or `torch.linalg.matrix_norm`")
         yield ctx.diagnostic(call, message, self._fix(ctx, call))
 
     def _fix(self, ctx, call):
+        """Minimal edits: the callee, and only the arguments whose spelling differs (``p=`` is ``ord=``,
+        ``input=`` is ``x=``, ``out``/``dtype`` are keyword-only); the call's layout stays."""
         if has_star_args(call) or not isinstance(call.func, (ast.Name, ast.Attribute)):
             return None
-        arguments: dict[str, ast.AST] = {}
         names = list(_POSITIONS)
         if len(call.args) > len(names):
             return None
+        arguments: dict[str, ast.AST] = {}
         for index, node in enumerate(call.args):
             arguments[names[index]] = node
         for item in call.keywords:
@@ -90,8 +98,8 @@ class TorchNorm(Rule):
             arguments[item.arg] = item.value
         if "input" not in arguments:
             return None
+        edits: list[Edit] = []
         p = arguments.get("p")
-        order_text = None
         if p is not None:
             try:
                 value = literal(p)
@@ -106,22 +114,33 @@ class TorchNorm(Rule):
                         return None
                     if isinstance(dims, (tuple, list)) and len(dims) > 2:
                         return None
-            elif value is None:
-                pass
-            elif type(value) in (int, float):
-                order_text = ctx.source(p)
-            else:
+            elif value is not None and type(value) not in (int, float):
                 return None
-        parts = [ctx.source(arguments["input"])]
-        if order_text is not None:
-            parts.append(order_text)
-        for name in ("dim", "keepdim", "dtype", "out"):
-            if name in arguments:
-                parts.append(f"{name}={ctx.source(arguments[name])}")
+            p_keyword = keyword(call, "p")
+            if value in ("fro", None):  # the 2-norm: vector_norm's default order
+                if p_keyword is not None or p is call.args[-1]:
+                    edits.append(remove_argument(ctx, call, p_keyword or p))
+                else:
+                    edits.append(replace_node(ctx, p, "2"))
+            elif p_keyword is not None:
+                edits.append(_rename_keyword(ctx, p_keyword, "ord"))
+        input_keyword = keyword(call, "input")
+        if input_keyword is not None:
+            edits.append(_rename_keyword(ctx, input_keyword, "x"))
+        for name in ("out", "dtype"):  # keyword-only in vector_norm
+            index = _POSITIONS[name]
+            if index < len(call.args):
+                node = call.args[index]
+                edits.append(Edit(ctx.start(node), ctx.start(node), f"{name}="))
         name, import_edits = ctx.name_for("torch.linalg.vector_norm", "torch")
         root = call.func
         while isinstance(root, ast.Attribute):
             root = root.value
         return Fix(message="Replace with `torch.linalg.vector_norm` (the call `torch.norm` makes for dense tensors)",
-                   edits=[*import_edits, Edit(ctx.start(call), ctx.end(call), f"{name}({', '.join(parts)})")],
+                   edits=[*import_edits, replace_node(ctx, call.func, name), *edits],
                    applicability=UNSAFE, obsolete_names=(root.id,))
+
+
+def _rename_keyword(ctx, item: ast.keyword, new: str) -> Edit:
+    start = ctx.start(item)
+    return Edit(start, start + len(item.arg), new)

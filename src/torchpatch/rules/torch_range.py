@@ -31,7 +31,7 @@ class TorchRange(Rule):
     ## Why is this bad?
     `torch.range` has warned since PyTorch 0.4 ("torch.range is deprecated and will be removed in a
     future release because its behavior is inconsistent with Python's range builtin", a
-    `UserWarning`; still shipped in 2.14). It includes `end`, unlike Python's `range` and
+    `UserWarning`; still shipped in 2.15). It includes `end`, unlike Python's `range` and
     `torch.arange`, and it always returns the default floating dtype, even for integer arguments.
 
     The fix therefore is not a rename: `torch.range(1, 10, 2)` is `[1., 3., 5., 7., 9.]`, and
@@ -76,7 +76,7 @@ class TorchRange(Rule):
     ]
 
     def check_call(self, ctx, call, qualname):
-        message = ("`torch.range` is deprecated since PyTorch 0.4 (UserWarning, still shipped in 2.14) and includes `end`; "
+        message = ("`torch.range` is deprecated since PyTorch 0.4 (UserWarning, still shipped in 2.15) and includes `end`; "
                    "use `torch.arange`, which excludes it")
         yield ctx.diagnostic(call, message, self._fix(ctx, call))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from torchpatch.rules.base import Invalid, Rule
 from torchpatch.versions import v
 
@@ -51,10 +53,14 @@ class TypedStorage(Rule):
         # Look-alikes: another library's FloatStorage, a local class.
         "import torch\nfrom mylib import FloatStorage\nstore = FloatStorage(4)\n",
         "import torch\nclass FloatStorage:\n    pass\nstore = FloatStorage()\n",
+        # Handling what torch itself still returns (``tensor.storage()`` is a TypedStorage in 2.13) is no use.
+        "import torch as th\nif isinstance(obj, th.TypedStorage):\n    pass\n",
+        "import torch\nok = isinstance(obj, (torch.storage.TypedStorage, torch.UntypedStorage))\n",
+        # lightning fabric/utilities/load.py rebuilds checkpoint storages the way torch.serialization does.
+        "from torch.storage import TypedStorage\nstorage = TypedStorage(wrap_storage=uts, dtype=dtype, _internal=True)\n",
     ]
     INVALID = [
         Invalid("import torch\nstore = torch.FloatStorage(4)\n"),
-        Invalid("import torch as th\nif isinstance(obj, th.TypedStorage):\n    pass\n"),
         Invalid("from torch.cuda import HalfStorage\nstore = HalfStorage(8)\n"),
         Invalid("from torch.storage import TypedStorage as TS\nstore = TS(4, dtype=dtype)\n"),
     ]
@@ -62,7 +68,27 @@ class TypedStorage(Rule):
     def check_reference(self, ctx, reference):
         if reference.in_import:
             return  # reported where the name is used
+        if _is_type_test(ctx, reference.node) or _is_internal_construction(ctx, reference.node):
+            return  # torch itself still hands out TypedStorage (``tensor.storage()``): checking for it uses nothing
         name = reference.qualname
         message = (f"`{name}` is a typed storage, deprecated since PyTorch {self.deprecated_in}; use tensors, "
                    f"or `torch.UntypedStorage` (which counts bytes, not elements)")
         yield ctx.diagnostic(reference.node, message)
+
+
+def _is_type_test(ctx, node) -> bool:
+    """The class argument of ``isinstance``/``issubclass`` (alone or in a tuple), or an ``except`` type."""
+    parent = ctx.parent_of(node)
+    if type(parent) is ast.Tuple:
+        node, parent = parent, ctx.parent_of(parent)
+    if type(parent) is ast.Call and type(parent.func) is ast.Name and parent.func.id in ("isinstance", "issubclass"):
+        return len(parent.args) == 2 and parent.args[1] is node
+    return False
+
+
+def _is_internal_construction(ctx, node) -> bool:
+    """``TypedStorage(..., _internal=True)``: rebuilding the storages torch's own checkpoint format
+    holds (what ``torch.serialization`` does, and lightning's lazy loader), not a use of the API."""
+    parent = ctx.parent_of(node)
+    return type(parent) is ast.Call and parent.func is node and any(
+        k.arg == "_internal" and type(k.value) is ast.Constant and k.value.value is True for k in parent.keywords)

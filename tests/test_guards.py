@@ -1,0 +1,175 @@
+"""Compatibility code is recognised from what a condition is, not from words in it (issue: trust, §1).
+
+The shapes are the ones real projects write: pyg's ``torch_geometric.typing.WITH_PT20``, accelerate's
+``is_torch_version(">=", "2.4.0")``, timm's ``has_compile = hasattr(torch, "compile")``,
+transformers' ``is_torch_greater_or_equal("2.4")``, lightning's ``RequirementCache("torch>=2.1")``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, GuardFacts, module_definitions, name_role, old_branch
+
+OLD_CALL = "torch.cuda.amp.GradScaler()"  # TP202 in every release from 2.4
+
+
+def rows(lint, code, **options):
+    result = lint(code, **options)
+    assert result.error is None, result.error
+    return [f.row for f in result.findings]
+
+
+# -- words in a name are not a check ---------------------------------------------------------------
+
+@pytest.mark.parametrize("condition", [
+    "not model_path.exists() or force_conversion",  # litgpt eval/evaluate.py: con-VERSION
+    "headless", "lossless", "self.stateless", "layer_3_3", "args.less_memory", "use_new",
+    "sys.version_info >= (3, 10)",  # Python's version, not torch's
+    "torch.version.cuda >= '11.8'",  # CUDA's
+    "version > 2",  # an unrelated local called version
+    "torch.cuda.is_available()", "hasattr(model, 'compile')", "is_torch_available()",
+])
+def test_a_condition_that_is_no_torch_check_hides_nothing(lint, condition):
+    code = f"import sys\nimport torch\nif {condition}:\n    s = {OLD_CALL}\nelse:\n    t = {OLD_CALL}\n"
+    assert rows(lint, code, select=["TP202"]) == [4, 6]
+
+
+# -- real shapes -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("code, expected", [
+    # pyg torch_geometric/typing.py, followed to its uses in the same file
+    ("import torch\nWITH_PT20 = int(torch.__version__.split('.')[0]) >= 2\n"
+     "WITH_PT21 = WITH_PT20 and int(torch.__version__.split('.')[1]) >= 1\n"
+     f"def f():\n    if WITH_PT21:\n        s = 1\n    else:\n        s = {OLD_CALL}\n", []),
+    # pyg elsewhere: the flag imported (definition not visible): by its name
+    (f"import torch\nimport torch_geometric.typing\nif torch_geometric.typing.WITH_PT20:\n    s = 1\nelse:\n    s = {OLD_CALL}\n", []),
+    (f"import torch\nfrom torch_geometric.typing import WITH_PT24\nif not WITH_PT24:\n    s = {OLD_CALL}\n", []),
+    # accelerate checkpointing.py / data_loader.py
+    (f"import torch\nfrom accelerate.utils import is_torch_version\nif is_torch_version('>=', '2.4.0'):\n    s = 1\n"
+     f"else:\n    s = {OLD_CALL}\n", []),
+    (f"import torch\nfrom accelerate.utils import compare_versions\nif compare_versions('torch', '<', '2.4'):\n    s = {OLD_CALL}\n", []),
+    # timm: a module-level feature flag
+    (f"import torch\nhas_compile = hasattr(torch, 'compile')\nif not has_compile:\n    s = {OLD_CALL}\n", []),
+    # transformers
+    (f"import torch\nfrom transformers.utils import is_torch_greater_or_equal\n"
+     f"if is_torch_greater_or_equal('2.4'):\n    s = 1\nelse:\n    s = {OLD_CALL}\n", []),
+    (f"import torch\nfrom .pytorch_utils import is_torch_greater_or_equal_than_2_4\n"
+     f"s = 1 if is_torch_greater_or_equal_than_2_4 else {OLD_CALL}\n", []),
+    # lightning
+    (f"import torch\nfrom lightning_utilities.core.imports import RequirementCache\n_TORCH_GE_2_4 = RequirementCache('torch>=2.4')\n"
+     f"if not _TORCH_GE_2_4:\n    s = {OLD_CALL}\n", []),
+    (f"import torch\nfrom packaging.version import Version\nTORCH_VERSION = Version(torch.__version__)\n"
+     f"if TORCH_VERSION < Version('2.4'):\n    s = {OLD_CALL}\n", []),
+    # else of ``try: import new``: a flag that is True in the try and False in the ImportError handler
+    ("import torch\ntry:\n    from torch.nn.attention import sdpa_kernel\n    HAS_SDPA_KERNEL = True\n"
+     "except ImportError:\n    HAS_SDPA_KERNEL = False\n\n"
+     "def attend():\n    if HAS_SDPA_KERNEL:\n        return 1\n    else:\n        return torch.backends.cuda.sdp_kernel()\n", []),
+    # early return: ``if NEW: return new(...)`` then the old form
+    (f"import torch\nfrom utils import TORCH_GE_2_4\ndef make():\n    if TORCH_GE_2_4:\n        return torch.amp.GradScaler('cuda')\n"
+     f"    return {OLD_CALL}\n", []),
+    # ... but an early return on old releases leaves the rest as the new path
+    (f"import torch\nfrom utils import TORCH_GE_2_4\ndef make():\n    if not TORCH_GE_2_4:\n        return None\n"
+     f"    return {OLD_CALL}\n", [6]),
+    # a check combined with an unrelated condition: the else is no longer only old releases
+    (f"import torch\nfrom utils import TORCH_GE_2_4\nif TORCH_GE_2_4 and use_amp:\n    s = 1\nelse:\n    s = {OLD_CALL}\n", [6]),
+    (f"import torch\nfrom utils import TORCH_GE_2_4\nif not TORCH_GE_2_4 and use_amp:\n    s = {OLD_CALL}\n", []),
+    # the new branch of a check is still checked
+    (f"import torch\nif is_torch_version('>=', '2.4'):\n    s = {OLD_CALL}\n", [3]),
+    ("import torch\nif version.parse(torch.__version__) >= version.parse('2.6'):\n    s = torch.load(p)\n", [3]),
+])
+def test_real_compatibility_shapes(lint, code, expected):
+    assert rows(lint, code, select=["TP202", "TP204", "TP301"]) == expected
+
+
+def test_early_return_guard_hides_only_what_follows_in_that_body(lint):
+    code = (f"import torch\nfrom utils import TORCH_GE_2_4\ndef make():\n    if TORCH_GE_2_4:\n        return 1\n"
+            f"    return {OLD_CALL}\n\nscaler = {OLD_CALL}\n")
+    assert rows(lint, code, select=["TP202"]) == [8]
+
+
+def test_a_visible_definition_wins_over_the_name(lint):
+    # ``TORCH_GE_2_4`` looks like a check, but here it is a plain user option.
+    code = f"import torch\nTORCH_GE_2_4 = os.environ.get('X') == '1'\nif not TORCH_GE_2_4:\n    s = {OLD_CALL}\n"
+    assert rows(lint, code, select=["TP202"]) == [4]
+
+
+@pytest.mark.parametrize("name, role", [
+    ("TORCH_GE_2_4", "new"), ("WITH_PT20", "new"), ("_TORCH_2_6", "new"), ("is_torch_greater_or_equal", "new"),
+    ("_TORCH_GREATER_EQUAL_2_1", "new"), ("torch_version_at_least", "new"), ("TORCH_LESS_THAN_2_1", "old"),
+    ("_PT_LT_2", "old"), ("TORCH_VERSION", "value"), ("headless", None), ("layer_3_3", None),
+    ("force_conversion", None), ("lossless", None), ("use_version_2", None), ("is_torch_available", None),
+])
+def test_name_roles(name, role):
+    assert name_role(name) == role
+
+
+def test_direction_of_version_comparisons():
+    def branch(source):
+        tree = ast.parse(source)
+        definitions, imported = module_definitions(tree)
+        facts = GuardFacts(qualname=lambda e: "torch.__version__" if ast.unparse(e) == "torch.__version__"
+                           else ("torch" if ast.unparse(e) == "torch" else None), definitions=definitions, imported=imported)
+        return old_branch(tree.body[-1].test, facts)
+
+    assert branch("if torch.__version__ < '2.4': pass") == BODY_IS_OLD
+    assert branch("if '2.4' <= torch.__version__: pass") == ELSE_IS_OLD
+    assert branch("if torch.__version__ == '2.1.0': pass") == BOTH
+    assert branch("if headless: pass") is None
+
+
+# -- findings about the object, not the name (§2) ------------------------------------------------------
+
+def test_a_variable_holding_one_of_several_classes_is_not_the_deprecated_one(lint):
+    code = ("import torch\nfrom torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler\n"
+            "if use_fsdp:\n    scaler_type = ShardedGradScaler\nelse:\n    scaler_type = torch.cuda.amp.GradScaler\n"
+            "scaler = scaler_type()\n")
+    result = lint(code, fix=True, unsafe_fixes=True)
+    # The reference in the else branch is reported (no fix); the call through the variable is not.
+    assert [(f.code, f.row, f.fix) for f in result.findings] == [("TP202", 6, None)]
+    assert result.fixed_text == code
+    single = "import torch\nscaler_type = torch.cuda.amp.GradScaler\nscaler = scaler_type()\n"
+    assert [f.row for f in lint(single).findings] == [2, 3]
+
+
+def test_silent_re_export_is_not_called_deprecated(lint):
+    for line in ("from torch.distributed._composable.fsdp import fully_shard\n",
+                 "from torch.distributed._tensor import DTensor\n"):
+        (finding,) = lint(line).findings
+        assert "deprecated" not in finding.message and "silently re-exports" in finding.message
+
+
+def test_an_imported_torch_version_in_a_chained_range_is_compatibility_code(lint):
+    # mmengine runner/amp.py: ``if digit_version('1.5.0') <= digit_version(TORCH_VERSION) < digit_version('1.10.0'):``
+    code = ("import torch\nfrom mmengine.utils import digit_version\nfrom mmengine.utils.dl_utils import TORCH_VERSION\n"
+            "if digit_version('1.5.0') <= digit_version(TORCH_VERSION) < digit_version('1.10.0'):\n"
+            "    with torch.cuda.amp.autocast(enabled=enabled):\n        pass\n")
+    assert rows(lint, code, select=["TP202"]) == []
+    attribute = code.replace("from mmengine.utils.dl_utils import TORCH_VERSION\n", "import mmengine.utils.dl_utils as dl\n") \
+        .replace("digit_version(TORCH_VERSION)", "digit_version(dl.TORCH_VERSION)")
+    assert rows(lint, attribute, select=["TP202"]) == []
+
+
+def test_early_return_through_try_and_with(lint):
+    # pyg torch_geometric/io/fs.py torch_load
+    code = ("import pickle\nimport torch\nimport torch_geometric.typing\n\ndef torch_load(path, map_location=None):\n"
+            "    if torch_geometric.typing.WITH_PT24:\n        try:\n            with open(path, 'rb') as f:\n"
+            "                return torch.load(f, map_location, weights_only=True)\n"
+            "        except pickle.UnpicklingError as e:\n            if 'x' in str(e):\n"
+            "                return torch.load(path, weights_only=False)\n            else:\n                raise e\n\n"
+            "    with open(path, 'rb') as f:\n        return torch.load(f, map_location)\n")
+    assert rows(lint, code, select=["TP301"]) == []
+    falls_through = code.replace("                raise e\n", "                pass\n")
+    assert rows(lint, falls_through, select=["TP301"]) == [17]
+
+
+def test_a_name_imported_from_one_of_several_devices_is_not_the_cuda_one(lint):
+    # mmengine optim/optimizer/amp_optimizer_wrapper.py
+    code = ("import torch\nif is_npu_available():\n    from torch.npu.amp import GradScaler\nelif is_mlu_available():\n"
+            "    from torch.mlu.amp import GradScaler\nelse:\n    from torch.cuda.amp import GradScaler\n\n"
+            "scaler_type = GradScaler\nscaler = GradScaler()\n")
+    assert rows(lint, code, select=["TP202"]) == []
+    plain = "import torch\nfrom torch.cuda.amp import GradScaler\nscaler = GradScaler()\n"
+    assert rows(lint, plain, select=["TP202"]) == [3]
