@@ -13,7 +13,10 @@ import pytest
 from torchpatch.frontends.cli import main
 
 LOAD = 'import torch\nstate = torch.load("m.pt")\n'
+# Its fix (TP101) is safe only where `export` already returns the training IR, from 2.6 on: tests that
+# fix it say `--min-torch 2.6`.
 EXPORT = "import torch\nep = torch.export.export_for_training(m, a, strict=False)\n"
+FIXABLE_FROM = ["--min-torch", "2.6"]
 
 
 @pytest.fixture
@@ -49,25 +52,25 @@ def test_a_broken_pipe_keeps_the_findings_exit_code(project):
 
 def test_diff_exits_1_when_diffs_exist_or_findings_remain(project, capsys):
     fixable = write(project / "fixable.py", EXPORT)
-    assert main(["check", "--isolated", "--diff", "fixable.py"]) == 1
+    assert main(["check", "--isolated", *FIXABLE_FROM, "--diff", "fixable.py"]) == 1
     assert "+ep = torch.export.export(m, a, strict=False)" in capsys.readouterr().out
     assert fixable.read_text() == EXPORT
     write(project / "unfixable.py", LOAD)  # a finding without a safe fix: no diff, but it remains
-    assert main(["check", "--isolated", "--diff", "unfixable.py"]) == 1
+    assert main(["check", "--isolated", *FIXABLE_FROM, "--diff", "unfixable.py"]) == 1
     captured = capsys.readouterr()
     assert captured.out == "" and "TP301" in captured.err  # stdout stays a diff that `patch` reads
     write(project / "clean.py", "import torch\n")
-    assert main(["check", "--isolated", "--diff", "clean.py"]) == 0
+    assert main(["check", "--isolated", *FIXABLE_FROM, "--diff", "clean.py"]) == 0
 
 
 def test_diff_honours_output_format_and_statistics(project, capsys):
     write(project / "a.py", EXPORT + 'x = torch.load("m.pt")\n')
-    assert main(["check", "--isolated", "--diff", "--output-format", "json", "a.py"]) == 1
+    assert main(["check", "--isolated", *FIXABLE_FROM, "--diff", "--output-format", "json", "a.py"]) == 1
     captured = capsys.readouterr()
     remaining = json.loads(captured.out)  # stdout stays one JSON document; the diff goes to stderr
     assert [f["code"] for f in remaining] == ["TP301"]
     assert "+ep = torch.export.export(" in captured.err
-    assert main(["check", "--isolated", "--diff", "--statistics", "--output-format", "json", "a.py"]) == 1
+    assert main(["check", "--isolated", *FIXABLE_FROM, "--diff", "--statistics", "--output-format", "json", "a.py"]) == 1
     assert json.loads(capsys.readouterr().out) == [
         {"code": "TP301", "name": "torch-load-without-weights-only", "count": 1, "fixable": False, "severity": "error"}]
 
@@ -121,7 +124,7 @@ def test_config_release_outside_the_known_range_is_exit_2(project, capsys):
 @pytest.mark.parametrize("output_format", ["json", "sarif"])
 def test_fix_show_fixes_keeps_stdout_a_valid_document(project, capsys, output_format):
     write(project / "a.py", EXPORT + 'x = torch.load("m.pt")\n')
-    assert main(["check", "--isolated", "--fix", "--show-fixes", "--output-format", output_format, "a.py"]) == 1
+    assert main(["check", "--isolated", *FIXABLE_FROM, "--fix", "--show-fixes", "--output-format", output_format, "a.py"]) == 1
     captured = capsys.readouterr()
     json.loads(captured.out)
     assert "Fixed 1 × TP101 in a.py" in captured.err
@@ -130,7 +133,7 @@ def test_fix_show_fixes_keeps_stdout_a_valid_document(project, capsys, output_fo
 def test_statistics_json(project, capsys):
     write(project / "a.py", LOAD + EXPORT.replace("import torch\n", ""))
     write(project / "b.py", LOAD)
-    assert main(["check", "--isolated", "--statistics", "--output-format", "json", "."]) == 1
+    assert main(["check", "--isolated", *FIXABLE_FROM, "--statistics", "--output-format", "json", "."]) == 1
     assert json.loads(capsys.readouterr().out) == [
         {"code": "TP301", "name": "torch-load-without-weights-only", "count": 2, "fixable": False, "severity": "error"},
         {"code": "TP101", "name": "removed-api", "count": 1, "fixable": True, "severity": "error"},
@@ -147,7 +150,7 @@ def test_stdin_is_linted_under_its_filename(project):
 
 
 def test_stdin_with_fix_prints_the_fixed_code(project):
-    result = torchpatch("check", "--isolated", "--fix", "--stdin-filename", "m.py", "-", cwd=project,
+    result = torchpatch("check", "--isolated", *FIXABLE_FROM, "--fix", "--stdin-filename", "m.py", "-", cwd=project,
                         stdin=(EXPORT + 'x = torch.load("m.pt")\n').encode())
     assert result.returncode == 1  # TP301 remains (its fix is unsafe)
     assert result.stdout.decode() == ("import torch\nep = torch.export.export(m, a, strict=False)\n"
@@ -195,11 +198,11 @@ def test_config_option_applies_to_every_file(project, capsys):
 
 def test_exit_non_zero_on_fix(project, capsys):
     path = write(project / "a.py", EXPORT)
-    assert main(["check", "--isolated", "--fix", "a.py"]) == 0
+    assert main(["check", "--isolated", *FIXABLE_FROM, "--fix", "a.py"]) == 0
     path.write_text(EXPORT)
-    assert main(["check", "--isolated", "--fix", "--exit-non-zero-on-fix", "a.py"]) == 1
+    assert main(["check", "--isolated", *FIXABLE_FROM, "--fix", "--exit-non-zero-on-fix", "a.py"]) == 1
     assert "export_for_training" not in path.read_text()
-    assert main(["check", "--isolated", "--fix", "--exit-non-zero-on-fix", "a.py"]) == 0  # nothing left to fix
+    assert main(["check", "--isolated", *FIXABLE_FROM, "--fix", "--exit-non-zero-on-fix", "a.py"]) == 0  # nothing left to fix
 
 
 def test_output_file(project, capsys):
@@ -215,7 +218,7 @@ def test_output_file(project, capsys):
 def test_summary_line_counts_severities(project, capsys):
     write(project / "a.py", LOAD + EXPORT.replace("import torch\n", "")
           + "s = torch.cuda.amp.GradScaler()\n")
-    assert main(["check", "--isolated", "a.py"]) == 1
+    assert main(["check", "--isolated", *FIXABLE_FROM, "a.py"]) == 1
     out = capsys.readouterr().out
     assert "Found 3 findings (2 errors, 1 warning)." in out
 
@@ -229,7 +232,7 @@ def test_a_failed_write_is_never_reported_as_clean(project, capsys, monkeypatch)
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(check, "write_fixed", refuse)
-    assert main(["check", "--isolated", "--fix", "--show-fixes", "--exit-zero", "a.py"]) == 1
+    assert main(["check", "--isolated", *FIXABLE_FROM, "--fix", "--show-fixes", "--exit-zero", "a.py"]) == 1
     captured = capsys.readouterr()
     assert "Fixed" not in captured.out + captured.err
     assert "All checks passed!" not in captured.out + captured.err
