@@ -165,10 +165,11 @@ def main(argv: list[str] | None = None) -> int:
             _log(f"    {failure['file']}: {failure['problem']}")
     tests_ok, tests_said = True, "skipped"
     if not args.no_tests:
-        result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "torch",
+        result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-o", "addopts=", "-p", "no:cacheprovider", "-m", "torch",
                                  *BEHAVIOUR_TESTS], cwd=ROOT, capture_output=True, text=True)
         tests_ok = result.returncode == 0
-        summary = (result.stdout.strip().splitlines() or ["(no output)"])[-1]
+        counts = [line for line in result.stdout.splitlines() if re.search(r"\d+ (passed|failed)", line)]
+        summary = counts[-1].strip("= ") if counts else "(no summary)"
         tests_said = f"{'passed' if tests_ok else 'FAILED'} ({summary})"
         _log(f"fix-behaviour tests on real torch: {summary}")
     WORK.mkdir(parents=True, exist_ok=True)

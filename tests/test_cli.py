@@ -63,10 +63,10 @@ def test_json_fields_match_ruff(project, capsys):
 
 def test_concise_and_full_formats(project, capsys):
     write(project / "a.py", LOAD)
-    main(["check", "--output-format", "concise", "a.py"])
+    assert main(["check", "--output-format", "concise", "a.py"]) == 1  # findings remain
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith("a.py:2:9: TP301 `torch.load` without `weights_only=`")
-    main(["check", "a.py"])
+    assert main(["check", "a.py"]) == 1  # findings remain
     out = capsys.readouterr().out
     assert '2 | state = torch.load("m.pt")' in out
     assert "  |         ^^^^^^^^^^^^^^^^^^ TP301" in out
@@ -75,9 +75,9 @@ def test_concise_and_full_formats(project, capsys):
 
 def test_github_and_sarif_formats(project, capsys):
     write(project / "a.py", LOAD)
-    main(["check", "--output-format", "github", "a.py"])
+    assert main(["check", "--output-format", "github", "a.py"]) == 1  # findings remain
     assert capsys.readouterr().out.startswith("::error title=torchpatch (TP301),file=a.py,line=2,col=9,")
-    main(["check", "--output-format", "sarif", "a.py"])
+    assert main(["check", "--output-format", "sarif", "a.py"]) == 1  # findings remain
     sarif = json.loads(capsys.readouterr().out)
     assert sarif["runs"][0]["results"][0]["ruleId"] == "TP301"
     assert sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startColumn"] == 9
@@ -86,7 +86,7 @@ def test_github_and_sarif_formats(project, capsys):
 def test_statistics(project, capsys):
     write(project / "a.py", LOAD + EXPORT.replace("import torch\n", ""))
     write(project / "b.py", LOAD)
-    main(["check", "--statistics", "--min-torch", "2.6", "."])
+    assert main(["check", "--statistics", "--min-torch", "2.6", "."]) == 1  # findings remain
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["2", "TP301", "torch-load-without-weights-only"]
     assert lines[1].split() == ["1", "TP101", "[*]", "removed-api"]

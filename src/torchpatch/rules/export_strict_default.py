@@ -7,6 +7,11 @@ from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v
 
 
+#: ``export``/``export_for_training`` keywords that 2.8.0 does not have and 2.9.1 has (the wheels'
+#: torch/export/__init__.py): a call passing one only runs where ``strict=False`` is the default.
+_KEYWORDS_SINCE_2_9 = ("prefer_deferred_runtime_asserts_over_guards",)
+
+
 class ExportStrictDefault(Rule):
     """
     ## What it does
@@ -51,6 +56,8 @@ class ExportStrictDefault(Rule):
     calls = frozenset({"torch.export.export", "torch.export.export_for_training"})  # both: True in 2.5-2.7, False 2.8+
 
     VALID = [
+        # transformers exporters/exporter_dynamo.py: a 2.9-only keyword, so no release it runs on is strict.
+        "import torch\nep = torch.export.export(m, (), kwargs=kw, prefer_deferred_runtime_asserts_over_guards=True)\n",
         "import torch\nep = torch.export.export(model, (x,), strict=False)\n",
         "from torch.export import export\nep = export(model, (x,), strict=True)\n",
         "import torch\nep = torch.export.export(model, (x,), **export_options)\n",
@@ -71,6 +78,8 @@ class ExportStrictDefault(Rule):
             return  # the code only runs where non-strict is the default
         if keyword(call, "strict") is not None or has_double_star(call):
             return  # keyword-only in every release 2.4–2.15
+        if any(keyword(call, name) is not None for name in _KEYWORDS_SINCE_2_9):
+            return  # the call cannot run before 2.9, where non-strict is already the default
         function = qualname.rpartition(".")[2]
         message = (f"`torch.export.{function}` without `strict=`: the default became `strict=False` (non-strict tracing) "
                    f"in PyTorch {self.changed_in}; your minimum is {ctx.min_torch}, where it is strict")
