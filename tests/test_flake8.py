@@ -45,7 +45,7 @@ def test_flake8_select_tp_finds_the_example_projects_findings(tmp_path):
     code, found = flake8("--select", "TP", ".", cwd=project)
     expected = [f for f in torchpatch_json(".", cwd=project) if f["filename"].endswith(".py")]
     assert code == 1
-    assert len(found) == len(expected) >= 20
+    assert len(found) == len(expected) >= 19
     # The same place for every finding: flake8's 1-based column is torchpatch's column, not one off (TorchFix's is).
     ours = sorted((Path(f["filename"]).name, f["location"]["row"], f["location"]["column"], f["code"]) for f in expected)
     theirs = sorted((Path(f["path"]).name, f["row"], f["column"], f["code"]) for f in found)

@@ -45,7 +45,7 @@ def test_table_rules_have_no_misleading_rule_level_versions(capsys):
     assert "*PyTorch: deprecated in 1.7.*" not in deprecated["explanation"]
     training = next(row for row in removed["rows"] if row["old"] == "torch.export.export_for_training")
     assert (training["deprecated_in"], training["removed_in"]) == ("2.9", "2.11")
-    assert "| `torch.export.export_for_training` | `torch.export.export` | 2.9 | 2.11 | 2.4 | safe |" in removed["explanation"]
+    assert "| `torch.export.export_for_training` | `torch.export.export` | 2.9 | 2.11 | 2.6 | safe |" in removed["explanation"]
 
 
 def test_nothing_rendered_cites_a_local_path():
