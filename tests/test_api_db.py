@@ -223,3 +223,19 @@ def test_keyword_changes_hold_on_2_13():
                     wrong.append((callable_name, keyword, kind))
     assert checked >= 10
     assert wrong == []
+
+
+@pytest.mark.parametrize("code, target, name", [
+    ("import torch\ntorch.align_tensors(a, b)\n", "2.13", "torch.align_tensors"),
+    ("from torch.export.dynamic_shapes import dynamic_dim\n", "2.5", "torch.export.dynamic_shapes.dynamic_dim"),
+    ("import torch\ns = torch.onnx.utils.export_to_pretty_string(m, (x,))\n", "2.6",
+     "torch.onnx.utils.export_to_pretty_string"),
+    ("def f():\n    from torch.distributed.checkpoint._hf_storage import _HuggingFaceStorageReader\n", "2.8",
+     "torch.distributed.checkpoint._hf_storage"),
+])
+def test_removed_names_under_every_spelling(lint, code, target, name):
+    """Issue 11 §2: spellings the API table missed are found from the wheels, from the removing release on."""
+    findings = [f for f in lint(code, target=target).findings if f.code == "TP104"]
+    assert len(findings) == 1 and f"`{name}`" in findings[0].message and f"removed in {target}" in findings[0].message
+    before = f"2.{int(target.split('.')[1]) - 1}"
+    assert [f for f in lint(code, target=before).findings if f.code == "TP104"] == []
