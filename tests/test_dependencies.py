@@ -58,3 +58,85 @@ def test_fix_never_touches_dependency_files(tmp_path):
     path.write_text("torch==2.5.1\n")
     assert main(["check", "--isolated", "--fix", "--unsafe-fixes", str(tmp_path)]) == 1
     assert path.read_text() == "torch==2.5.1\n"
+
+
+# -- issue 8 §5 / issue 11 §4: every place a project writes its torch pin feeds min-torch ---------------------
+def test_min_torch_follows_requirement_includes(tmp_path):
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements.txt").write_text("-r requirements/base.txt\n-c constraints/pins.txt\nnumpy\n")
+    (tmp_path / "requirements" / "base.txt").write_text("--requirement=gpu.txt\ntorch>=2.4\n")
+    (tmp_path / "requirements" / "gpu.txt").write_text("-r ../requirements.txt\n")  # a cycle is followed once
+    (tmp_path / "constraints").mkdir()
+    (tmp_path / "constraints" / "pins.txt").write_text("torch>=2.8,<3\n")
+    version, where = min_torch_from_pins(tmp_path)
+    assert (str(version), where) == ("2.8", "base.txt, pins.txt")
+
+
+def test_min_torch_without_includes_is_unchanged(tmp_path):
+    (tmp_path / "requirements.txt").write_text("-r missing.txt\ntorch>=2.5\n")
+    assert str(min_torch_from_pins(tmp_path)[0]) == "2.5"
+
+
+@pytest.mark.parametrize("pyproject, expected", [
+    ('[dependency-groups]\ndev = ["pytest", {include-group = "gpu"}]\ngpu = ["torch>=2.7"]\n', "2.7"),
+    ('[tool.poetry.dependencies]\npython = "^3.10"\ntorch = "^2.6"\n', "2.6"),
+    ('[tool.poetry.dependencies]\ntorch = { version = ">=2.9,<3", source = "pytorch" }\n', "2.9"),
+    ('[tool.poetry.group.train.dependencies]\ntorch = "~2.10.0"\n', "2.10"),
+    ('[tool.poetry.dependencies]\ntorch = "2.11.0"\n', "2.11"),
+    ('[tool.pdm.dev-dependencies]\ntest = ["torch>=2.12"]\n', "2.12"),
+])
+def test_min_torch_reads_groups_poetry_and_pdm(tmp_path, pyproject, expected):
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+    assert str(min_torch_from_pins(tmp_path)[0]) == expected
+
+
+@pytest.mark.parametrize("constraint, specifier", [
+    ("^2.4", ">=2.4,<3"), ("^0.19.1", ">=0.19.1,<0.20"), ("~2.4.1", ">=2.4.1,<2.5"), ("~2", ">=2,<3"),
+    ("2.5.1", "==2.5.1"), (">=2.4,<2.6", ">=2.4,<2.6"), ("*", ""), ("2.5.*", "==2.5.*"), ("^2.4 || ^3.0", None),
+])
+def test_poetry_constraints(constraint, specifier):
+    from torchpatch.engine.dependencies import poetry_constraint
+
+    assert poetry_constraint(constraint) == specifier
+
+
+def test_poetry_pins_point_at_their_line():
+    text = '[tool.poetry.dependencies]\npython = "^3.10"\ntorch = {version = "^2.5", optional = true}\n'
+    spans = requirements_in(Path("pyproject.toml"), text)
+    assert [(span.name, str(span.requirement.specifier), text[span.start:span.end]) for span in spans] == [
+        ("torch", "<3,>=2.5", 'torch = {version = "^2.5"')]
+
+
+ENVIRONMENT = """\
+name: train
+channels:
+  - pytorch
+  - nvidia
+  - conda-forge
+dependencies:
+  - python=3.11
+  - pytorch=2.5.1  # the conda build
+  - "torchvision>=0.20"
+  - conda-forge::numpy
+  - pip
+  - pip:
+      - torchao==0.7.0
+      - -r requirements-extra.txt
+"""
+
+
+def test_conda_environment_is_read():
+    from torchpatch.engine.dependencies import conda_environment
+
+    environment = conda_environment(ENVIRONMENT)
+    assert [(s.name, str(s.requirement.specifier), ENVIRONMENT[s.start:s.end]) for s in environment.requirements] == [
+        ("torch", "==2.5.1.*", "pytorch=2.5.1"), ("torchvision", ">=0.20", "torchvision>=0.20"),
+        ("numpy", "", "conda-forge::numpy"), ("pip", "", "pip"), ("torchao", "==0.7.0", "torchao==0.7.0")]
+    assert [name for name, _, _ in environment.channels] == ["pytorch", "nvidia", "conda-forge", "conda-forge"]
+    assert ENVIRONMENT[environment.python.start:environment.python.end] == "python=3.11"
+    assert is_dependency_file(Path("environment.yml")) and is_dependency_file(Path("environment-gpu.yaml"))
+
+
+def test_min_torch_from_conda_environment(tmp_path):
+    (tmp_path / "environment.yml").write_text(ENVIRONMENT)
+    assert str(min_torch_from_pins(tmp_path)[0]) == "2.5"

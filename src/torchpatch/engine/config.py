@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from torchpatch.engine.dependencies import requirements_in
+from torchpatch.engine.dependencies import requirement_includes, requirements_in
 from torchpatch.engine.settings import SelectionError, Settings
 from torchpatch.versions import KNOWN_RELEASES, OLDEST_KNOWN, Version
 
@@ -103,7 +103,8 @@ def known_release(text: str, name: str) -> Version:
 
 # -- the oldest torch the project supports, from its own pins -----------------------------------------
 
-_PIN_FILES = ("pyproject.toml", "setup.cfg", "requirements*.txt", "constraints*.txt", "requirements/*.txt")
+_PIN_FILES = ("pyproject.toml", "setup.cfg", "requirements*.txt", "constraints*.txt", "requirements/*.txt",
+              "environment*.yml", "environment*.yaml")
 
 
 def min_torch_from_pins(root: Path) -> tuple[Version, str] | None:
@@ -111,9 +112,10 @@ def min_torch_from_pins(root: Path) -> tuple[Version, str] | None:
     from packaging.version import Version as PackagingVersion
 
     found: list[tuple["SpecifierSet", str]] = []
+    seen: set[Path] = set()
     for pattern in _PIN_FILES:
         for path in sorted(root.glob(pattern)):
-            found.extend(torch_pins(path))
+            found.extend(torch_pins(path, seen))
     if not found:
         return None
     where = ", ".join(sorted({name for _, name in found}))
@@ -125,13 +127,30 @@ def min_torch_from_pins(root: Path) -> tuple[Version, str] | None:
     return OLDEST_KNOWN, where
 
 
-def torch_pins(path: Path) -> list[tuple["SpecifierSet", str]]:
-    """The torch specifiers a dependency file declares (requirements whose markers hold without extras)."""
+def torch_pins(path: Path, seen: set[Path] | None = None) -> list[tuple["SpecifierSet", str]]:
+    """The torch specifiers a dependency file declares (requirements whose markers hold without extras).
+
+    A requirements file's ``-r other.txt`` and ``-c constraints.txt`` are followed (relative to the
+    file, each file once): a pin written in an included file constrains the install just the same.
+    """
+    seen = set() if seen is None else seen
+    try:
+        resolved = path.resolve()
+    except OSError:
+        return []
+    if resolved in seen:
+        return []
+    seen.add(resolved)
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
     pins = []
+    if path.suffix == ".txt":
+        for _, target in requirement_includes(text):
+            included = path.parent / target
+            if "://" not in target and included.is_file():
+                pins.extend(torch_pins(included, seen))
     for span in requirements_in(path, text):
         requirement = span.requirement
         if span.name != "torch" or requirement.url:

@@ -53,7 +53,8 @@ class ProfilerUseCuda(Rule):
         "from torch.profiler import ProfilerActivity, profile\n"
         "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:\n    step()\n",
         "import torch\nwith torch.autograd.profiler.profile(use_device=\"cuda\") as prof:\n    step()\n",
-        "import torch\nwith torch.autograd.profiler_legacy.profile(use_cuda=True) as prof:\n    step()\n",
+        # (the legacy profiler itself is deprecated by torch's @deprecated, which TP206 reports)
+        "import torch\nwith torch.autograd.profiler_legacy.profile(use_cuda=True) as prof:  # noqa: TP206\n    step()\n",
         # Look-alikes: line_profiler/cProfile-style APIs and a method.
         "import torch\nfrom mylib import profile\nwith profile(use_cuda=True):\n    step()\n",
         "import torch\nwith self.profiler.profile(use_cuda=True):\n    step()\n",

@@ -50,11 +50,15 @@ class TorchvisionV2ToTensor(Rule):
                 fixed="import torch\nfrom torchvision.transforms import v2\n"
                       "t = v2.Compose([v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True)]), v2.Normalize(m, s)])\n"),
         Invalid("import torchvision.transforms.v2 as T\nclass Pipeline(T.ToTensor):\n    pass\n"),
+        Invalid("from torchvision.transforms.v2 import ToImage, ToTensor\nt = ToImage()\n"),
     ]
 
     def check_reference(self, ctx, reference):
         if reference.in_import:
-            return  # each use is reported (and fixed) where it is called
+            # Each use is reported (and fixed) where it is called; an import nothing uses is reported
+            # itself (TorchFix's TOR202 reports every import).
+            yield from self._unused_import(ctx, reference)
+            return
         node = reference.node
         fix = None
         call = _called(ctx, node)
@@ -73,6 +77,17 @@ class TorchvisionV2ToTensor(Rule):
         yield ctx.diagnostic(node, "`v2.ToTensor` is deprecated (UserWarning in torchvision 0.19-0.29, paired with "
                                    "PyTorch 2.4-2.14); use `v2.ToImage()` and `v2.ToDtype(torch.float32, scale=True)`",
                              fix)
+
+
+    def _unused_import(self, ctx, reference):
+        alias = reference.node
+        if not isinstance(alias, ast.alias) or not isinstance(reference.statement, ast.ImportFrom):
+            return
+        local = alias.asname or alias.name
+        if any(isinstance(node, ast.Name) and node.id == local for node in ast.walk(ctx.tree)):
+            return
+        yield ctx.diagnostic(alias, f"`v2.ToTensor` is deprecated (UserWarning in torchvision 0.19-0.29, paired "
+                                    f"with PyTorch 2.4-2.14) and `{local}` is imported but not used: remove it")
 
 
 def _called(ctx, node):

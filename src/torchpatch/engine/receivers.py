@@ -1,0 +1,144 @@
+"""Receiver types known without running code: profiler objects built by a torch call in the same scope.
+
+Only what can be read off the code is inferred, in one function (or the module body) at a time:
+
+- ``with torch.profiler.profile(...) as prof`` / ``prof = torch.profiler.profile(...)`` (and
+  ``torch.autograd.profiler.profile``) → a profiler;
+- ``prof.key_averages(...)`` → a list of ``FunctionEventAvg``; ``prof.events()`` and
+  ``prof.function_events`` → a list of ``FunctionEvent``;
+- ``for event in <such a list>``, comprehensions over one, and ``<such a list>[i]`` → one element.
+
+A name bound more than once in the scope to anything else is not inferred (it may hold another object),
+and neither are attributes, function arguments, or objects returned from other functions.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, Iterator
+
+PROFILERS = frozenset({"torch.profiler.profile", "torch.profiler.profiler.profile", "torch.autograd.profiler.profile"})
+EVENT = "torch.autograd.profiler_util.FunctionEvent"
+EVENT_AVG = "torch.autograd.profiler_util.FunctionEventAvg"
+_PROFILER = "profiler"
+_LISTS = {"key_averages": EVENT_AVG, "events": EVENT}  # method of a profiler → element type of its list
+_LIST_ATTRIBUTES = {"function_events": EVENT}
+
+
+def element_accesses(scope_node: ast.AST, resolve: Callable[[ast.expr], str | None]) -> Iterator[tuple[ast.Attribute, str]]:
+    """Each ``X.attr`` in the scope where X is a profiler event of a known type: (the Attribute, the type)."""
+    types = _bind(scope_node, resolve)
+
+    def kind(expr: ast.AST) -> str | None:
+        """'profiler', 'list:<element type>' or an element type."""
+        if isinstance(expr, ast.Name):
+            return types.get(expr.id)
+        if isinstance(expr, ast.Call):
+            if resolve(expr.func) in PROFILERS:
+                return _PROFILER
+            func = expr.func
+            if isinstance(func, ast.Attribute) and func.attr in _LISTS and kind(func.value) == _PROFILER:
+                return "list:" + _LISTS[func.attr]
+            return None
+        if isinstance(expr, ast.Attribute) and expr.attr in _LIST_ATTRIBUTES and kind(expr.value) == _PROFILER:
+            return "list:" + _LIST_ATTRIBUTES[expr.attr]
+        if isinstance(expr, ast.Subscript) and not isinstance(expr.slice, ast.Slice):
+            inner = kind(expr.value)
+            return inner[5:] if inner and inner.startswith("list:") else None
+        return None
+
+    types_of_loops(scope_node, types, kind)
+    for node in _walk_scope(scope_node):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            found = kind(node.value)
+            if found in (EVENT, EVENT_AVG):
+                yield node, found
+
+
+def _bind(scope_node: ast.AST, resolve) -> dict[str, str]:
+    """Names bound exactly once in the scope, to a profiler or to one of its event lists."""
+    counts: dict[str, int] = {}
+    candidates: dict[str, ast.expr] = {}
+    for node in _walk_scope(scope_node):
+        targets: list[tuple[ast.AST, ast.expr | None]] = []
+        if isinstance(node, ast.Assign):
+            targets = [(target, node.value if len(node.targets) == 1 else None) for target in node.targets]
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [(node.target, None)]
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            targets = [(item.optional_vars, item.context_expr) for item in node.items if item.optional_vars]
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            targets = [(node.target, None)]
+        elif isinstance(node, ast.NamedExpr):
+            targets = [(node.target, node.value)]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                counts[(alias.asname or alias.name).split(".")[0]] = 2
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not scope_node:
+            counts[node.name] = 2
+        for target, value in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    counts[name.id] = counts.get(name.id, 0) + 1
+                    if isinstance(target, ast.Name) and value is not None:
+                        candidates[name.id] = value
+    if isinstance(scope_node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        for argument in ast.walk(scope_node.args):
+            if isinstance(argument, ast.arg):
+                counts[argument.arg] = 2
+    types: dict[str, str] = {}
+    for _ in range(3):  # prof → events = prof.key_averages() → …
+        for name, value in candidates.items():
+            if counts.get(name) != 1 or name in types:
+                continue
+            if isinstance(value, ast.Call) and resolve(value.func) in PROFILERS:
+                types[name] = _PROFILER
+            elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                    and value.func.attr in _LISTS and isinstance(value.func.value, ast.Name) \
+                    and types.get(value.func.value.id) == _PROFILER:
+                types[name] = "list:" + _LISTS[value.func.attr]
+    return types
+
+
+def types_of_loops(scope_node: ast.AST, types: dict[str, str], kind) -> None:
+    """Loop and comprehension variables over an event list (bound nowhere else in the scope)."""
+    bound: dict[str, int] = {}
+    for node in _walk_scope(scope_node):
+        for target in _targets(node):
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    bound[name.id] = bound.get(name.id, 0) + 1
+    for node in _walk_scope(scope_node):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.target, ast.Name):
+            found = kind(node.iter)
+            if found and found.startswith("list:") and bound.get(node.target.id) == 1:
+                types[node.target.id] = found[5:]
+
+
+def _targets(node: ast.AST) -> list[ast.AST]:
+    if isinstance(node, ast.Assign):
+        return list(node.targets)
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr)):
+        return [node.target]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [item.optional_vars for item in node.items if item.optional_vars]
+    return []
+
+
+def _walk_scope(scope_node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of one scope: nested functions and classes are their own scopes (comprehensions are not)."""
+    stack = list(ast.iter_child_nodes(scope_node))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def scopes_of(tree: ast.Module) -> Iterator[ast.AST]:
+    """The module and every function (the scopes element_accesses reads one at a time)."""
+    yield tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node

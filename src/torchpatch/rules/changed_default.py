@@ -1,0 +1,58 @@
+"""TP902 (opt-in): a parameter left at its default where the default changed between min-torch and target."""
+
+from __future__ import annotations
+
+from torchpatch.rules._helpers import has_double_star, has_starred
+from torchpatch.rules._wheel_rules import LazyNames, callables_with, keyword_changes_by_callable
+from torchpatch.rules.base import Invalid, Rule, Valid
+from torchpatch.versions import Version, v
+
+
+class ChangedDefault(Rule):
+    """
+    ## What it does
+    Flags a call to a PyTorch function or class that leaves a parameter at its default when the
+    default's expression in the signature changed between your minimum torch and the target (read
+    from the real wheels by `scripts/build_api_db.py`): the same code can behave differently on the
+    two releases. Opt-in: many default changes are spelling only (`None` becoming a sentinel that
+    means the same), and this rule cannot tell those apart; the behaviour rules (TP4xx) cover the
+    changes known to matter.
+
+    ## Why is this bad?
+    Code that must run on both releases gets different behaviour from each unless it passes the value
+    it means.
+    """
+
+    code = "TP902"
+    name = "changed-default"
+    summary = "A parameter left at a default that changed between min-torch and target (opt-in; read from the wheels)"
+    changed_in = v("2.5")
+    opt_in = True
+    references = ("https://github.com/pytorch/pytorch/releases",)
+    calls = LazyNames(lambda: callables_with("defaults"))
+
+    VALID = [
+        "import torch\nx = torch.ones(3)\n",
+        Valid("import torch\nwith torch.random.fork_rng(device_type='cuda'):\n    step()\n",
+              min_torch="2.12", target_torch="2.13"),
+        # Both ends of the range already have the new default.
+        Valid("import torch\nwith torch.random.fork_rng():\n    step()\n", min_torch="2.13", target_torch="2.15"),
+    ]
+    INVALID = [
+        Invalid("import torch\nwith torch.random.fork_rng():\n    step()\n", min_torch="2.12", target_torch="2.13"),
+    ]
+
+    def check_call(self, ctx, call, qualname):
+        if has_starred(call) or has_double_star(call):
+            return
+        passed = {keyword.arg for keyword in call.keywords}
+        for keyword, change in keyword_changes_by_callable().get(qualname, {}).items():
+            if keyword in passed:
+                continue
+            for release_text, old, new, position in change.get("defaults", ()):
+                release = Version.parse(release_text)
+                if not (ctx.min_torch < release <= ctx.target) or 0 <= position < len(call.args):
+                    continue
+                yield ctx.diagnostic(call.func, f"the default of `{keyword}` in `{qualname}` changed from `{old}` "
+                                                f"to `{new}` in PyTorch {release}; pass it explicitly")
+                break
