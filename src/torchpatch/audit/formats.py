@@ -32,6 +32,7 @@ class Finding:
     severity: str  # "malicious", "error", "warning" or "note"
     code: str
     message: str
+    line: int = 0  # 1-based line in a text record (TorchScript code/), 0 for byte offsets
 
 
 @dataclass

@@ -73,7 +73,7 @@ def render_full(reports: list[Report], skipped: int = 0) -> str:
                      f"torch {report.torch_version} weights_only=True: {report.weights_only}")
         lines.append(f"  {report.reason}")
         for finding in report.findings:
-            where = f"{finding.member}@{finding.offset}" if finding.member else "file"
+            where = (f"{finding.member}:{finding.line}" if finding.line else f"{finding.member}@{finding.offset}") if finding.member else "file"
             lines.append(f"  {finding.code} {finding.severity}: {finding.message} [{where}]")
         if report.allowlist or report.review:
             lines.append(f"  allowlist: {', '.join(report.allowlist) or '(none)'}")
@@ -124,12 +124,19 @@ def render_sarif(reports: list[Report], root: str = ".") -> str:
         })
         for finding in report.findings:
             location: dict[str, Any] = {"artifactLocation": artifact}
-            if finding.member or finding.offset:
+            if finding.line:
+                # A text record inside the archive: the line, and the record named in the message.
+                location["region"] = {"startLine": finding.line}
+                where = f" (in {finding.member}, line {finding.line})"
+            elif finding.member or finding.offset:
                 location["region"] = {"byteOffset": max(finding.offset, 0)}
+                where = f" (in {finding.member}, byte {finding.offset})" if finding.member else ""
+            else:
+                where = ""
             results.append({
                 "ruleId": finding.code,
                 "level": levels[finding.severity],
-                "message": {"text": finding.message + (f" (in {finding.member}, byte {finding.offset})" if finding.member else "")},
+                "message": {"text": finding.message + where},
                 "locations": [{"physicalLocation": location}],
             })
     rules = []

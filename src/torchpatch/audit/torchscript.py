@@ -69,6 +69,8 @@ class CodeReport:
     custom_ops: dict[str, set[str]] = field(default_factory=dict)
     unparsed: list[str] = field(default_factory=list)
     setstate: list[str] = field(default_factory=list)
+    # (code record, line, operator, method) of every file, side-effect or extension operator call
+    locations: list[tuple[str, int, str, str]] = field(default_factory=list)
 
     def summary(self) -> str:
         parts = []
@@ -107,9 +109,9 @@ def analyse(sources: dict[str, str]) -> CodeReport:
             if isinstance(node, ast.ClassDef):
                 for item in node.body:
                     if isinstance(item, ast.FunctionDef):
-                        _method(report, f"{node.name}.{item.name}", item)
+                        _method(report, f"{node.name}.{item.name}", item, name)
             elif isinstance(node, ast.FunctionDef) and not _inside_class(tree, node):
-                _method(report, node.name, node)
+                _method(report, node.name, node, name)
     return report
 
 
@@ -117,7 +119,7 @@ def _inside_class(tree: ast.AST, function: ast.FunctionDef) -> bool:
     return any(isinstance(n, ast.ClassDef) and function in n.body for n in ast.walk(tree))
 
 
-def _method(report: CodeReport, where: str, function: ast.FunctionDef) -> None:
+def _method(report: CodeReport, where: str, function: ast.FunctionDef, record: str) -> None:
     report.methods += 1
     if function.name == "__setstate__":
         report.setstate.append(where)
@@ -137,6 +139,7 @@ def _method(report: CodeReport, where: str, function: ast.FunctionDef) -> None:
         elif len(parts) == 1:
             if parts[0] in ("print",):
                 report.side_effects.setdefault("print", set()).add(where)
+                report.locations.append((record, node.lineno, "print", where))
             continue  # language builtins and calls of local functions
         else:
             continue
@@ -148,6 +151,9 @@ def _method(report: CodeReport, where: str, function: ast.FunctionDef) -> None:
             report.file_ops.setdefault(key, set()).add(where)
         elif op in SIDE_EFFECT_OPS:
             report.side_effects.setdefault(key, set()).add(where)
+        else:
+            continue
+        report.locations.append((record, node.lineno, key, where))
 
 
 def _dotted(node: ast.AST) -> str | None:
