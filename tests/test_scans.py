@@ -185,3 +185,10 @@ def test_check_refuses_urls(tmp_path, capsys, monkeypatch):
     (tmp_path / "list.txt").write_text("s3://bucket/repo\n")
     code, _, err = run(capsys, "check", "--files-from", "list.txt")
     assert code == 2 and "URLs are for `torchpatch audit`" in err
+
+
+def test_scan_options_with_stdin_are_a_usage_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(LOAD))
+    code, _, err = run(capsys, "check", "-", "--report", "r.jsonl")
+    assert code == 2 and "not stdin" in err and not (tmp_path / "r.jsonl").exists()
