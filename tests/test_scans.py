@@ -174,6 +174,10 @@ def test_fsspec_memory_and_local_urls_give_the_local_verdicts_reading_kilobytes(
         url_report, local_report = json.loads(out_url)[0], json.loads(out_local)[0]
         assert url_report.pop("filename").startswith("file://") and local_report.pop("filename")
         assert url_report == local_report and code == code_local == 0
+        code, out, _ = run(capsys, "audit", "memory://hub/org/bad.pt", "--output-format", "sarif")
+        uris = {location["physicalLocation"]["artifactLocation"]["uri"]
+                for result in json.loads(out)["runs"][0]["results"] for location in result["locations"]}
+        assert code == 3 and uris == {"memory://hub/org/bad.pt"}
         code, _, err = run(capsys, "audit", "memory://hub/absent")
         assert code == 2 and "no such file or folder: memory://hub/absent" in err
     finally:
