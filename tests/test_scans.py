@@ -174,6 +174,10 @@ def test_fsspec_memory_and_local_urls_give_the_local_verdicts_reading_kilobytes(
         url_report, local_report = json.loads(out_url)[0], json.loads(out_local)[0]
         assert url_report.pop("filename").startswith("file://") and local_report.pop("filename")
         assert url_report == local_report and code == code_local == 0
+        code, out, _ = run(capsys, "audit", "memory://hub/org/bad.pt", "--output-format", "sarif")
+        uris = {location["physicalLocation"]["artifactLocation"]["uri"]
+                for result in json.loads(out)["runs"][0]["results"] for location in result["locations"]}
+        assert code == 3 and uris == {"memory://hub/org/bad.pt"}
         code, _, err = run(capsys, "audit", "memory://hub/absent")
         assert code == 2 and "no such file or folder: memory://hub/absent" in err
     finally:
@@ -185,3 +189,58 @@ def test_check_refuses_urls(tmp_path, capsys, monkeypatch):
     (tmp_path / "list.txt").write_text("s3://bucket/repo\n")
     code, _, err = run(capsys, "check", "--files-from", "list.txt")
     assert code == 2 and "URLs are for `torchpatch audit`" in err
+
+
+def test_scan_options_with_stdin_are_a_usage_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(LOAD))
+    code, _, err = run(capsys, "check", "-", "--report", "r.jsonl")
+    assert code == 2 and "not stdin" in err and not (tmp_path / "r.jsonl").exists()
+
+
+class _FakeRay:
+    """Just enough of ``ray`` to see how the CLI connects (a real cluster is in test_ray_scans.py)."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.calls: list[tuple[str, object]] = []
+        self.fail = fail
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, address=None, **options) -> None:
+        self.calls.append(("init", address))
+        if self.fail:
+            raise ConnectionError(f"could not find any running Ray instance at {address}")
+
+    def shutdown(self) -> None:
+        self.calls.append(("shutdown", None))
+
+
+@pytest.mark.parametrize("argv, environment, address", [
+    ([], None, None),  # ray.init() starts a local cluster
+    (["--ray-address", "ray://head:10001"], "ignored:6379", "ray://head:10001"),
+    ([], "head:6379", "head:6379"),
+])
+def test_the_ray_address_comes_from_the_option_then_the_environment(tmp_path, capsys, monkeypatch, argv, environment,
+                                                                   address):
+    monkeypatch.chdir(tmp_path)
+    fake = _FakeRay()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    if environment:
+        monkeypatch.setenv("RAY_ADDRESS", environment)
+    else:
+        monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    (tmp_path / "empty").mkdir()
+    run(capsys, "check", "empty", "--executor", "ray", *argv)
+    assert fake.calls == [("init", address), ("shutdown", None)]
+
+
+def test_a_cluster_that_cannot_be_joined_is_a_one_line_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "ray", _FakeRay(fail=True))
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "m.py").write_text(LOAD)
+    code, out, err = run(capsys, "check", "repo", "--executor", "ray", "--ray-address", "nowhere:1")
+    assert code == 2 and "cannot join the Ray cluster" in err and len(err.strip().splitlines()) == 1
+    assert sys.stdout is not sys.stderr  # stdout given back

@@ -137,6 +137,10 @@ def run(args: argparse.Namespace) -> int:
     report = _Report(args)
     try:
         if reading_stdin:
+            from torchpatch.frontends.executors import scan
+
+            if scan.wanted(args):
+                raise _usage_error("--report, --files-from, --resume and --executor check files, not stdin")
             return _run_stdin(args, resolver, report)
         return _run_paths(args, resolver, report)
     except ConfigError as error:

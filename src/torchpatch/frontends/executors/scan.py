@@ -10,6 +10,7 @@ and a checkpoint behind a URL is read by byte ranges). Only ``checked`` rows are
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -265,6 +266,29 @@ def _audit_inputs(names: list[str], strict: int) -> tuple[list[tuple[str, int | 
     return inputs, skipped
 
 
+def _sarif_with_urls(text: str, reports: list, root: str) -> str:
+    """SARIF artifact locations of URL inputs as the URL itself (``s3://bucket/key`` is an absolute URI),
+    not a file path made from it."""
+    from torchpatch.audit.report import _artifact_uri
+
+    wrong = {json.dumps(_artifact_uri(r.filename, root), sort_keys=True): r.filename
+             for r in reports if remote_files.is_url(r.filename)}
+    if not wrong:
+        return text
+
+    def fix(node):
+        if isinstance(node, dict):
+            url = wrong.get(json.dumps(node, sort_keys=True))
+            if url is not None:
+                return {"uri": url}
+            return {key: fix(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [fix(item) for item in node]
+        return node
+
+    return json.dumps(fix(json.loads(text)), indent=2)
+
+
 def run_audit(args: argparse.Namespace, version) -> int:
     from torchpatch.audit.auditor import Report
     from torchpatch.audit.report import EXIT_CODES, as_dict, exit_code, render_full, render_json, render_sarif
@@ -336,7 +360,7 @@ def run_audit(args: argparse.Namespace, version) -> int:
     if args.output_format == "json":
         print(render_json(reports))
     elif args.output_format == "sarif":
-        print(render_sarif(reports, os.getcwd()))
+        print(_sarif_with_urls(render_sarif(reports, os.getcwd()), reports, os.getcwd()))
     else:
         print(render_full(reports, len(skipped)))
     kept = max((EXIT_CODES.get(row.get("verdict"), 3) for row in carried.values()), default=0)
