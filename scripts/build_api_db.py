@@ -35,6 +35,8 @@ import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from torchpatch.syntax import dotted_name as _dotted
+
 #: The newest patch release of each minor release (the one the database describes).
 RELEASES = ["2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1", "2.10.0", "2.11.0", "2.12.1", "2.13.0",
             "2.14.1", "2.15.0"]
@@ -72,17 +74,6 @@ def _is_public(name: str) -> bool:
 
 def _public_module(module: str) -> bool:
     return all(_is_public(part) for part in module.split("."))
-
-
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _message(node: ast.AST | None) -> str:

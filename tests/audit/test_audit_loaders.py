@@ -13,7 +13,7 @@ import warnings
 import zipfile
 
 import pytest
-from make_corpus import PRINT, call, op_global, op_str, payload_pickle
+from make_corpus import PRINT, payload_pickle
 
 from torchpatch.audit.auditor import audit_stream
 from torchpatch.audit.formats import MinizIndex, _central_directory

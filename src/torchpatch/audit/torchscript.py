@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from torchpatch.syntax import dotted_name as _dotted
+
 # readGlobal in unpickler.cpp (torch 2.13): the globals the C++ unpickler resolves itself.
 JIT_PICKLE_GLOBALS = frozenset(
     """
@@ -156,12 +158,3 @@ def _method(report: CodeReport, where: str, function: ast.FunctionDef, record: s
         report.locations.append((record, node.lineno, key, where))
 
 
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None

@@ -125,17 +125,6 @@ def replace_node(ctx, node: ast.AST, text: str) -> Edit:
     return Edit(ctx.start(node), ctx.end(node), text)
 
 
-def dotted(expr: ast.AST) -> str | None:
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if isinstance(expr, ast.Name):
-        parts.append(expr.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 def public_and_defining_names(public_module: str, defined_in: dict[str, str]) -> dict[str, str]:
     """``{"torch.jit.script": "script", "torch.jit._script.script": "script", ...}``: both spellings of each name."""
     names = {}

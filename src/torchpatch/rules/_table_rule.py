@@ -69,7 +69,7 @@ class TableRule(Rule):
         old_parent, _, old_leaf = row.old.rpartition(".")
         new_parent, _, new_leaf = row.new.rpartition(".")
         if isinstance(node, ast.alias):
-            start, end = ctx.start(node), ctx.end(node)
+            start = ctx.start(node)
             statement = reference.statement
             if isinstance(statement, ast.Import):
                 if node.name != row.old:

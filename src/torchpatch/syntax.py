@@ -1,0 +1,18 @@
+"""Small pure helpers over Python syntax trees, shared by the linter's rules, the auditor's TorchScript
+reader and the maintainer scripts (none of which may import the others)."""
+
+from __future__ import annotations
+
+import ast
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    """``torch.cuda.amp`` for that chain of attributes on a name; None for anything else (calls, subscripts)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
