@@ -146,3 +146,30 @@ def test_safe_fix_counts_are_what_check_fix_applies(capsys, tmp_path):
     findings_after = after["totals"]["findings"] + sum(hit["findings"] for hit in after["earlier"])
     # Every promised fix is applied; one fix can also settle a second finding (an import and its use).
     assert findings_before - findings_after >= promised > 0
+
+
+def test_organisation_report_over_repositories(capsys, tmp_path):
+    (tmp_path / "clean").mkdir()
+    (tmp_path / "clean" / "a.py").write_text("import torch\n")
+    (tmp_path / "fixable").mkdir()
+    (tmp_path / "fixable" / "a.py").write_text("import torch\nep = torch.export.export_for_training(m, a, strict=False)\n")
+    repositories = [str(tmp_path / "clean"), str(tmp_path / "fixable"), str(LEGACY)]
+    data = run_json(capsys, "2.6", "2.11", "--repositories", *repositories)
+    assert [(Path(r["path"]).name, r["status"]) for r in data["repositories"]] == [
+        ("clean", "clean"), ("fixable", "safe-fixable"), ("legacy-project", "needs-review")]
+    assert data["status_counts"] == {"clean": 1, "safe-fixable": 1, "needs-review": 1}
+    legacy = data["repositories"][2]["totals"]
+    assert data["per_rule"]["TP101"] >= 2 and sum(data["per_rule"].values()) == 1 + legacy["findings"]
+    assert main(["changes", "2.6", "2.11", "--repositories", *repositories]) == 0
+    markdown = capsys.readouterr().out
+    assert "1 safe-fixable end to end" in markdown and "| TP101 |" in markdown
+    row = next(line for line in markdown.splitlines() if line.startswith("| TP101 |"))
+    assert row.endswith("| 2 |")  # in two repositories, however many of its rows each one hits
+
+
+def test_organisation_report_input_errors(capsys, tmp_path):
+    (tmp_path / "a.py").write_text("import torch\n")
+    assert main(["changes", "2.6", "2.11", "--repositories", str(tmp_path / "a.py")]) == 2
+    assert "not a folder" in capsys.readouterr().err
+    assert main(["changes", "2.6", "2.11", str(tmp_path), "--repositories", str(tmp_path)]) == 2
+    assert "not both" in capsys.readouterr().err

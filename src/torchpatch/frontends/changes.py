@@ -25,6 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--area", choices=tuple(AREAS), help="only this area")
     parser.add_argument("--min-torch", metavar="X.Y",
                         help="oldest release the code must still run on while it moves (default: FROM); decides which fixes are safe")
+    parser.add_argument("--repositories", nargs="+", type=Path, metavar="REPO",
+                        help="an organisation's report over these repositories (each with its own configuration): "
+                             "counts per rule and per repository, and which the safe fixes alone bring to TO")
 
 
 def parse_release(text: str, what: str) -> Version:
@@ -135,6 +138,18 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{path}: no such file or directory")
     min_torch = parse_release(args.min_torch, "--min-torch") if args.min_torch else start
     changes = changes_between(start, target, args.area)
+    if args.repositories:
+        if args.paths:
+            raise UsageError("give the paths either as PATHS (one project) or after --repositories, not both")
+        for path in args.repositories:
+            if not path.is_dir():
+                raise UsageError(f"{path}: not a folder (--repositories takes one folder per repository)")
+        projects = [check_project([path], start, target, min_torch, args.area) for path in args.repositories]
+        if args.output_format == "json":
+            print(json.dumps(organisation_json(start, target, projects), indent=2, ensure_ascii=False))
+        else:
+            print(render_organisation(start, target, projects), end="")
+        return 0
     project = check_project(args.paths, start, target, min_torch, args.area) if args.paths else None
     if args.output_format == "json":
         print(json.dumps(report_json(start, target, changes, project), indent=2, ensure_ascii=False))
@@ -155,6 +170,57 @@ def report_json(start: Version, target: Version, changes: list[Change], project:
             "not_checked": [{"file": name, "reason": reason} for name, reason in project.unreadable],
         }
     return data
+
+
+def repository_status(project: ProjectReport) -> str:
+    """``clean`` (nothing in the window hits it), ``safe-fixable`` (the safe fixes alone do the whole move:
+    no unsafe or manual finding, every file readable), or ``needs-review``."""
+    totals = project.totals(project.hits)
+    if project.unreadable or totals["unsafe_fixes"] or totals["manual"]:
+        return "needs-review"
+    return "safe-fixable" if totals["findings"] else "clean"
+
+
+def organisation_json(start: Version, target: Version, projects: list[ProjectReport]) -> dict:
+    per_rule: Counter = Counter()
+    for project in projects:
+        for hits in project.hits.values():
+            per_rule[hits.code] += hits.findings
+    return {
+        "from": str(start), "to": str(target),
+        "repositories": [{"path": project.paths[0], "status": repository_status(project),
+                          "min_torch": str(project.min_torch), "files_checked": project.files_checked,
+                          "totals": project.totals(project.hits),
+                          "hits": [hits.as_json() for hits in _ordered(project.hits)],
+                          "not_checked": [{"file": name, "reason": reason} for name, reason in project.unreadable]}
+                         for project in projects],
+        "per_rule": dict(sorted(per_rule.items(), key=lambda item: (-item[1], item[0]))),
+        "status_counts": dict(Counter(repository_status(project) for project in projects)),
+    }
+
+
+def render_organisation(start: Version, target: Version, projects: list[ProjectReport]) -> str:
+    """One table per repository and one per rule: the plan of a team that moves many repositories at once."""
+    data = organisation_json(start, target, projects)
+    counts = data["status_counts"]
+    lines = [f"# Upgrading {_count(len(projects), 'repository', 'repositories')} from PyTorch {start} to {target}", "",
+             f"{counts.get('safe-fixable', 0)} safe-fixable end to end (`torchpatch check --fix` alone), "
+             f"{counts.get('needs-review', 0)} needing review, {counts.get('clean', 0)} with nothing to change.", "",
+             "| repository | status | files | findings | safe | unsafe | by hand | not checked |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for repository in data["repositories"]:
+        totals = repository["totals"]
+        lines.append(f"| `{repository['path']}` | {repository['status']} | {repository['files_checked']} | "
+                     f"{totals['findings']} | {totals['safe_fixes']} | {totals['unsafe_fixes']} | {totals['manual']} | "
+                     f"{len(repository['not_checked'])} |")
+    if data["per_rule"]:
+        in_repositories: Counter = Counter(code for repository in data["repositories"]
+                                           for code in {hits["code"] for hits in repository["hits"]})
+        lines += ["", "| rule | findings | repositories |", "| --- | ---: | ---: |"]
+        lines += [f"| {code} | {findings} | {in_repositories[code]} |" for code, findings in data["per_rule"].items()]
+    lines += ["", f"`torchpatch changes {start} {target} PATH` gives one repository's report with what to do; "
+              "`torchpatch rule CODE` explains a rule.", ""]
+    return "\n".join(lines)
 
 
 def _ordered(hits: dict[str, RuleHits]) -> list[RuleHits]:
