@@ -407,3 +407,17 @@ def test_fixed_magma_and_symm_mem_code_runs(lint, monkeypatch):
         _run_fixed(fixed, namespace)
         namespace["setup"](None)
     assert not [w for w in caught if "enable_symm_mem_for_group" in str(w.message)]
+
+
+@pytest.mark.torch
+def test_an_exported_program_takes_the_new_onnx_exporter_whatever_dynamo_says(tmp_path):
+    """TP410 leaves `torch.onnx.export(ep, ...)` alone: with an ExportedProgram the 2.9 default flip changes nothing."""
+    torch = pytest.importorskip("torch")
+    import importlib.util
+
+    if importlib.util.find_spec("onnxscript") is not None:
+        pytest.skip("onnxscript is installed: the new exporter would run instead of failing on its import")
+    x = torch.randn(1, 2)
+    ep = torch.export.export(torch.nn.Linear(2, 2), (x,), strict=False)
+    with pytest.raises(ModuleNotFoundError, match="onnxscript"):  # the torch.export-based exporter, despite dynamo=False
+        torch.onnx.export(ep, (x,), str(tmp_path / "m.onnx"), dynamo=False)
