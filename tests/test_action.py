@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -16,14 +15,6 @@ yaml = pytest.importorskip("yaml")
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "legacy-project"
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
-
-
-def _check_has_output_file() -> bool:
-    from torchpatch.frontends import check
-
-    parser = argparse.ArgumentParser()
-    check.add_arguments(parser)
-    return any("-o" in action.option_strings for action in parser._actions)
 
 
 def step(step_id_or_name: str) -> dict:
@@ -56,8 +47,6 @@ def run_check_step(project: Path, tmp_path: Path, args: str = "") -> tuple[int, 
     return process.returncode, outputs
 
 
-@pytest.mark.skipif(not _check_has_output_file(), reason="`torchpatch check -o` is not on this branch yet "
-                    "(issue 12 §1 adds it); the action writes its SARIF report with it")
 def test_check_step_writes_sarif_and_reports_the_exit_code(tmp_path):
     project = tmp_path / "legacy-project"
     shutil.copytree(EXAMPLE, project)

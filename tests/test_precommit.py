@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -23,16 +22,6 @@ NOTEBOOK = {
     "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5,
 }
 
-
-def _check_has_force_exclude() -> bool:
-    from torchpatch.frontends import check
-
-    parser = argparse.ArgumentParser()
-    check.add_arguments(parser)
-    return any("--force-exclude" in action.option_strings for action in parser._actions)
-
-
-HAS_FORCE_EXCLUDE = _check_has_force_exclude()
 
 
 def git(*args: str, cwd: Path) -> None:
@@ -60,10 +49,6 @@ def hook_repository(tmp_path_factory) -> Path:
     for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
         shutil.copy2(ROOT / name, repository / name)
     shutil.copytree(ROOT / "src", repository / "src", ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
-    if not HAS_FORCE_EXCLUDE:
-        # Until `check --force-exclude` exists on this branch, try the hooks without it (its test is skipped).
-        hooks = repository / ".pre-commit-hooks.yaml"
-        hooks.write_text(hooks.read_text().replace(" --force-exclude", ""))
     git("init", "-q", cwd=repository)
     git("add", "-A", cwd=repository)
     git("commit", "-q", "-m", "torchpatch", cwd=repository)
@@ -125,8 +110,6 @@ def test_try_repo_fix_hook_fixes_and_reports_the_rest(try_repo_run):
     assert "TP301" in output["fix"]  # no safe fix (it changes what loads): still reported
 
 
-@pytest.mark.skipif(not HAS_FORCE_EXCLUDE, reason="`torchpatch check --force-exclude` is not on this branch yet "
-                    "(issue 12 §1 adds it); the hooks pass it so that pre-commit's file list honours `exclude`")
 def test_try_repo_honours_the_configurations_exclude(try_repo_run):
     project, output, _, _, _ = try_repo_run
     assert "legacy/train.py:" in output["report"]
