@@ -173,3 +173,23 @@ def test_a_name_imported_from_one_of_several_devices_is_not_the_cuda_one(lint):
     assert rows(lint, code, select=["TP202"]) == []
     plain = "import torch\nfrom torch.cuda.amp import GradScaler\nscaler = GradScaler()\n"
     assert rows(lint, plain, select=["TP202"]) == [3]
+
+
+def test_a_local_version_compared_with_an_imported_version_constant_is_compatibility_code(lint):
+    # neural_compressor 3.10 torch/export/pt2e_export.py: ``cur_version = get_torch_version()`` (a local)
+    # compared with ``TORCH_VERSION_2_8_0 = Version("2.8.0")`` from the project's utils; the else branch
+    # (``export_for_training``, no ``strict=``) runs only before 2.8 — not a TP101 or TP430 finding.
+    code = ("import torch\nfrom neural_compressor.torch.utils import TORCH_VERSION_2_8_0, get_torch_version\n"
+            "def export(model, example_inputs):\n    cur_version = get_torch_version()\n"
+            "    if cur_version >= TORCH_VERSION_2_8_0:\n"
+            "        ep = torch.export.export(model, args=example_inputs, strict=True)\n"
+            "    else:\n        ep = torch.export.export_for_training(model, args=example_inputs)\n"
+            "    return ep\n")
+    assert rows(lint, code, select=["TP101", "TP430"]) == []
+    # The constant on the left: ``2.8 > version`` makes the body the old branch, so the else is reported.
+    reversed_test = code.replace("cur_version >= TORCH_VERSION_2_8_0", "TORCH_VERSION_2_8_0 > cur_version")
+    assert rows(lint, reversed_test, select=["TP101", "TP430"]) == [8, 8]
+    # The same comparison with a plain option, or with a constant that names no torch version, stays a finding.
+    for other in ("cur_version >= MIN_LAYERS_2", "cur_version >= 2"):
+        assert rows(lint, code.replace("cur_version >= TORCH_VERSION_2_8_0", other),
+                    select=["TP101", "TP430"]) == [8, 8]

@@ -272,6 +272,12 @@ def _compare_meaning(test: ast.Compare, facts: GuardFacts, depth: int):
         return ("atom", _NEW) if type(test.ops[0]) is ast.IsNot else ("atom", _OLD)
     operands = [test.left, *test.comparators]
     versioned = [_is_version_value(operand, facts, depth + 1) for operand in operands]
+    if not any(versioned) and len(operands) == 2:
+        # ``cur_version >= TORCH_VERSION_2_8_0`` (neural_compressor): the running version is a local we
+        # do not follow, the other side a named torch release; that name makes it a version check.
+        constants = [_is_version_constant(operand, facts) for operand in operands]
+        if constants.count(True) == 1 and type(operands[constants.index(False)]) is not ast.Constant:
+            versioned = [not constant for constant in constants]
     if not any(versioned):
         return None
     if len(test.ops) != 1:
@@ -286,6 +292,23 @@ def _compare_meaning(test: ast.Compare, facts: GuardFacts, depth: int):
     if isinstance(operator, (ast.Lt, ast.LtE)):
         return ("atom", _OLD if version_on_left else _NEW)
     return ("atom", _UNKNOWN)
+
+
+def _is_version_constant(expr: ast.expr, facts: GuardFacts) -> bool:
+    """A name for one torch release: ``TORCH_VERSION_2_8_0``, ``utils.TORCH_VER_2_4`` — a torch token,
+    a version token and a number. A visible definition must be ``Version("2.8.0")``/``parse("2.8")``."""
+    name = expr.id if type(expr) is ast.Name else expr.attr if type(expr) is ast.Attribute else None
+    if name is None or facts.is_torch(expr):
+        return False
+    tokens = _tokens(name)
+    if not (any(t in _TORCH_TOKENS for t in tokens) and any(t in _VALUE_TOKENS for t in tokens)
+            and any(t.isdigit() for t in tokens)):
+        return False
+    definitions = facts.definitions.get(name) if type(expr) is ast.Name else None
+    if not definitions:
+        return True
+    return all(type(value) is ast.Call and len(value.args) == 1 and type(value.args[0]) is ast.Constant
+               and type(value.args[0].value) is str for _, value in definitions)
 
 
 def _feature_probe(expr: ast.expr, facts: GuardFacts) -> bool | None:
