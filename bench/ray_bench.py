@@ -3,6 +3,7 @@
 
     python bench/ray_bench.py                        # torch's own .py files (3,000 of them), 2,000 checkpoints
     python bench/ray_bench.py --files 1000 --checkpoints 500 --cpus 2
+    python bench/ray_bench.py --checkpoint-only       # bytes and reads per real checkpoint, in seconds
 
 Everything runs in one process, so Ray's start-up (once per command on a real run) is measured apart from
 its throughput: the same file list is checked by ``-j 1``, by the spawn pool with ``--cpus`` workers, and
@@ -132,6 +133,13 @@ def bench_audit(count: int, cpus: int, ray, folder: Path) -> dict:
     print(f"  {count / one:7.0f} checkpoints/s in one process, {count / ray_warm:7.0f} on Ray ({cpus} CPUs); "
           f"bytes read per checkpoint (byte ranges): median {statistics.median(fetched):.0f}")
     result = {"one": one, "ray_first": ray_first, "ray": ray_warm, "count": count, "bytes_small": statistics.median(fetched)}
+    result.update(bench_big_checkpoint(version, folder))
+    return result
+
+
+def bench_big_checkpoint(version, folder: Path) -> dict:
+    """Bytes and reads for one real 100-tensor torch.save file, local and through fsspec (file://)."""
+    result: dict = {}
     try:
         import torch
     except ImportError:
@@ -154,7 +162,13 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=3000)
     parser.add_argument("--checkpoints", type=int, default=2000)
     parser.add_argument("--cpus", type=int, default=2)
+    parser.add_argument("--checkpoint-only", action="store_true",
+                        help="only the real torch.save file's bytes and reads (no Ray, seconds)")
     options = parser.parse_args()
+    if options.checkpoint_only:
+        with tempfile.TemporaryDirectory() as folder:
+            bench_big_checkpoint(Version.parse("2.13"), Path(folder))
+        return
     ray = ray_executor.import_ray()
     files = corpus(options.files)
     check = bench_check(files, options.cpus, ray)

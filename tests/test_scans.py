@@ -167,12 +167,20 @@ def test_fsspec_memory_and_local_urls_give_the_local_verdicts_reading_kilobytes(
             ("memory:///hub/org/bad.pt", "checked", "malicious"), ("memory:///hub/org/big.pt", "checked", "safe"),
             ("memory:///hub/org/notes.txt", "skipped", None), ("memory:///hub/org/sub/ok.pt", "checked", "safe")]
         big_row = rows[1]
-        assert big_row["size"] == len(big) and big_row["bytes_read"] < 96 * 1024
-        # 8 MiB file: the zip's last 64 KiB (where the end-of-directory record can be), headers and data.pkl
+        assert big_row["size"] == len(big) and big_row["bytes_read"] < 8 * 1024
+        # 8 MiB file: the zip's last 42 bytes (end-of-directory record, zip64 locator), its central
+        # directory, and the local headers and bytes of the records other than storages
         code, out_url, _ = run(capsys, "audit", f"file://{tmp_path}/org/big.pt", "--output-format", "json")
         code_local, out_local, _ = run(capsys, "audit", str(tmp_path / "org" / "big.pt"), "--output-format", "json")
         url_report, local_report = json.loads(out_url)[0], json.loads(out_local)[0]
         assert url_report.pop("filename").startswith("file://") and local_report.pop("filename")
+        # Through fsspec the storage records' local headers are not read: their alignment note (TPA205)
+        # is the local path's only; everything else is the same.
+        storage_header_codes = {"TPA205", "TPA207", "TPA208"}
+        local_findings = local_report.pop("findings")
+        assert [f["code"] for f in local_findings] == ["TPA205"]
+        assert url_report.pop("findings") == [f for f in local_findings if not (
+            f["code"] in storage_header_codes and f["member"].startswith("archive/data/"))]
         assert url_report == local_report and code == code_local == 0
         code, out, _ = run(capsys, "audit", "memory://hub/org/bad.pt", "--output-format", "sarif")
         uris = {location["physicalLocation"]["artifactLocation"]["uri"]
@@ -244,3 +252,49 @@ def test_a_cluster_that_cannot_be_joined_is_a_one_line_error(tmp_path, capsys, m
     code, out, err = run(capsys, "check", "repo", "--executor", "ray", "--ray-address", "nowhere:1")
     assert code == 2 and "cannot join the Ray cluster" in err and len(err.strip().splitlines()) == 1
     assert sys.stdout is not sys.stderr  # stdout given back
+
+
+def _zip_with_comment(data: bytes, comment: bytes) -> bytes:
+    import zipfile
+
+    buffer = io.BytesIO(data)
+    with zipfile.ZipFile(buffer, "a") as archive:
+        archive.comment = comment
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("comment", [b"", b"a comment", b"PK\x05\x06" + b"\0" * 18])
+def test_byte_ranges_read_the_last_42_bytes_first_and_the_64_kib_tail_only_for_a_comment(tmp_path, comment):
+    pytest.importorskip("fsspec")
+    from torchpatch.frontends.executors import scan
+    from torchpatch.versions import Version
+
+    path = tmp_path / "m.pt"
+    path.write_bytes(_zip_with_comment(torch_zip(__import__("pickle").dumps({"step": 1}, protocol=2),
+                                                 storage=os.urandom(1 << 20)), comment))
+    url_report, fetched, requests = scan.audit_one(Version(2, 13), f"file://{path}", None)
+    local_report, _, _ = scan.audit_one(Version(2, 13), str(path), None)
+    # A comment that ends like an end-of-directory record is taken for one by both paths (as before).
+    expected = "unreadable" if comment.startswith(b"PK") else "safe"
+    assert url_report.verdict == local_report.verdict == expected and url_report.reason == local_report.reason
+    if comment == b"a comment":
+        assert fetched > 64 * 1024  # the comment hides the record: the 64 KiB tail is read
+    else:
+        assert fetched < 4 * 1024 and requests <= 6
+
+
+def test_only_the_remote_path_skips_the_local_headers_of_storage_records(tmp_path):
+    pytest.importorskip("fsspec")
+    from torchpatch.frontends.executors import scan
+    from torchpatch.versions import Version
+
+    data = bytearray(torch_zip(__import__("pickle").dumps({"step": 1}, protocol=2)))
+    at = data.index(b"PK\x03\x04archive/data/0"[:4], data.index(b"archive/data/0") - 30)
+    data[at + 30:at + 30 + len("archive/data/0")] = b"archive/data/X"  # the local name differs from the central one
+    path = tmp_path / "m.pt"
+    path.write_bytes(bytes(data))
+    local_report, _, _ = scan.audit_one(Version(2, 13), str(path), None)
+    url_report, _, _ = scan.audit_one(Version(2, 13), f"file://{path}", None)
+    assert "TPA208" in {f.code for f in local_report.findings}
+    assert "TPA208" not in {f.code for f in url_report.findings}
+    assert url_report.verdict == local_report.verdict

@@ -105,10 +105,12 @@ def _audit_path(path: str, version: Version) -> Report:
         return report
 
 
-def audit_stream(stream: BinaryIO, size: int, filename: str, version: Version, depth: int = 0) -> Report:
+def audit_stream(stream: BinaryIO, size: int, filename: str, version: Version, depth: int = 0,
+                 storage_headers: bool = True) -> Report:
+    """``storage_headers=False``: see ``open_checkpoint`` (a checkpoint read by byte ranges)."""
     rules = rules_for(version)
     report = Report(filename, torch_version=str(version))
-    opened = open_checkpoint(stream, size)
+    opened = open_checkpoint(stream, size, storage_headers)
     report.format = opened.format
     report.findings.extend(opened.findings)
     first = None

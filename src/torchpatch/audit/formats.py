@@ -114,12 +114,17 @@ NPY_MAGIC = b"\x93NUMPY"
 MAX_TRAILING_PICKLES = 64
 
 
-def open_checkpoint(stream: BinaryIO, size: int) -> Opened:
-    """Decide the format from the leading bytes in torch.load's order, then read its pickles."""
+def open_checkpoint(stream: BinaryIO, size: int, storage_headers: bool = True) -> Opened:
+    """Decide the format from the leading bytes in torch.load's order, then read its pickles.
+
+    ``storage_headers=False`` (a checkpoint read by byte ranges) skips the local headers of a torch zip's
+    storage records (``data/N``): each costs a ranged read, and their sizes come from the central
+    directory. What it skips for those records: TPA207 (no local header), TPA208 (local and central
+    names differ) and TPA205 (data not 64-byte aligned)."""
     head = stream.read(16)
     stream.seek(0)
     if head[:4] == ZIP_MAGIC:
-        return _open_zip(stream, size)
+        return _open_zip(stream, size, storage_headers)
     for magic, kind in ARCHIVE_MAGICS.items():
         if head.startswith(magic):
             return Opened("none", unreadable=f"{kind}: torchpatch cannot look inside it; extract it and audit what it holds")
@@ -334,7 +339,12 @@ def _check_safetensors(header: dict, data_size: int) -> str | None:
     return None
 
 
-def _open_zip(stream: BinaryIO, size: int) -> Opened:
+def _is_storage(name: str, prefix: str | None) -> bool:
+    short = name[len(prefix):] if prefix and name.startswith(prefix) else None
+    return short is not None and short.startswith("data/") and short.count("/") == 1
+
+
+def _open_zip(stream: BinaryIO, size: int, storage_headers: bool = True) -> Opened:
     opened = Opened("torch-zip")
     try:
         records = _central_directory(stream, size)
@@ -374,7 +384,11 @@ def _open_zip(stream: BinaryIO, size: int) -> Opened:
             opened.findings.append(Finding(record.name, record.header_offset, "warning", "TPA202",
                                            f"record {record.name!r} is outside the archive folder {prefix!r}: torch refuses the archive, other readers may not"))
             opened.torch_error = opened.torch_error or f"torch refuses the archive: {record.name!r} is not in the subdirectory {prefix!r}"
+    skipped_headers: set[int] = set()
     for record in records:
+        if not storage_headers and _is_storage(record.name, prefix):
+            skipped_headers.add(id(record))
+            continue
         _check_local_header(stream, record, opened)
     short = {name[len(prefix):]: r for name, r in opened.records.items() if prefix and name.startswith(prefix)}
     if prefix and index.locate(f"{prefix}constants.pkl") is not None:
@@ -387,7 +401,7 @@ def _open_zip(stream: BinaryIO, size: int) -> Opened:
             if record.method != 0:
                 opened.findings.append(Finding(record.name, record.header_offset, "warning", "TPA204",
                                                f"storage {name} is compressed: torch.save stores storages uncompressed (mmap=True would read wrong bytes)"))
-            elif record.data_offset % 64:
+            elif id(record) not in skipped_headers and record.data_offset % 64:
                 opened.findings.append(Finding(record.name, record.data_offset, "note", "TPA205",
                                                f"storage {name} is not 64-byte aligned as torch.save writes it"))
     torch_names = [f"{prefix}data.pkl"] if prefix else []
@@ -492,10 +506,19 @@ def _check_local_header(stream: BinaryIO, record: Record, opened: Opened) -> Non
 
 
 def _central_directory(stream: BinaryIO, size: int) -> list[Record]:
-    tail_size = min(size, 65557)
+    # The end-of-central-directory record is the last 22 bytes unless the zip has a comment: read those
+    # (and the 20 before, where a zip64 locator sits) first, and the 64 KiB tail a comment can fill only
+    # when they are not a comment-less record. The same record is found either way: the last signature.
+    tail_size = min(size, 22 + 20)
     stream.seek(size - tail_size)
     tail = stream.read(tail_size)
-    at = tail.rfind(b"PK\x05\x06")
+    at = tail_size - 22
+    if not (at >= 0 and tail[at:at + 4] == b"PK\x05\x06" and tail[-2:] == b"\0\0"
+            and tail.rfind(b"PK\x05\x06") == at):
+        tail_size = min(size, 65557)
+        stream.seek(size - tail_size)
+        tail = stream.read(tail_size)
+        at = tail.rfind(b"PK\x05\x06")
     if at < 0:
         raise ValueError("no end-of-central-directory record")
     eocd = size - tail_size + at

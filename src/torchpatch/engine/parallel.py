@@ -159,8 +159,12 @@ def _run_in_worker(task: tuple[Path, int]):
 def check_files(files: Sequence[Path], settings_of: Callable[[Path], Settings], mode: Mode, jobs: int,
                 cache: "result_cache.ResultCache | None" = None,
                 progress: Callable[[int], None] | None = None,
-                executor: "Executor | None" = None) -> list[FileResult]:
+                executor: "Executor | None" = None,
+                on_result: Callable[[int, FileResult], None] | None = None) -> list[FileResult]:
     """Check ``files`` (in this order) with up to ``jobs`` processes; results in the same order.
+
+    ``on_result(position, result)``, when given, is called as each file's result arrives (a streamed
+    report): cache hits first, then the misses in their order.
 
     Cache hits are answered here, in the main process; only the misses go to the workers, so a warm run
     never pays for starting a pool. ``executor``, when given, runs the misses instead of the pool (a distributed
@@ -182,6 +186,8 @@ def check_files(files: Sequence[Path], settings_of: Callable[[Path], Settings], 
         if hit is not None:
             results[position], key = hit
             cache.record(key, None, True)
+            if on_result is not None:
+                on_result(position, results[position])
             done += 1
             if progress is not None:
                 progress(done)
@@ -197,6 +203,8 @@ def check_files(files: Sequence[Path], settings_of: Callable[[Path], Settings], 
         if cache is not None and key is not None:
             cache.record(key, entry, False)
         results[position] = result
+        if on_result is not None:
+            on_result(position, result)
         done += 1
         if progress is not None:
             progress(done)

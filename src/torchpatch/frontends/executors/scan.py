@@ -10,6 +10,7 @@ and a checkpoint behind a URL is read by byte ranges). Only ``checked`` rows are
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -78,13 +79,47 @@ def _stat(path: str) -> tuple[int | None, float | None]:
     return info.st_size, info.st_mtime
 
 
-def _write_report(args: argparse.Namespace, rows: list[dict], tool: str) -> None:
+@contextlib.contextmanager
+def _report_writer(args: argparse.Namespace, tool: str):
+    """The ``--report`` writer (None without one): rows reach ``PATH.partial`` as they are written, and
+    ``PATH`` when the block ends without an error; after an error the partial file stays for ``--resume``."""
     if args.report is None:
+        yield None
         return
     try:
-        report_rows.write_rows(args.report, rows, tool)
+        writer = report_rows.ReportWriter(args.report, tool)
     except report_rows.ReportError as error:
         raise _usage_error(str(error)) from None
+    try:
+        yield writer
+    except report_rows.ReportError as error:
+        writer.abandon()
+        raise _usage_error(str(error)) from None
+    except BaseException:
+        writer.abandon()
+        raise
+    try:
+        writer.close()
+    except report_rows.ReportError as error:
+        raise _usage_error(str(error)) from None
+
+
+class _InOrder:
+    """Rows written in input order as they arrive: a row that comes early (a cache hit, a row kept by
+    ``--resume``) waits for the ones before it; nothing else is held."""
+
+    def __init__(self, writer: "report_rows.ReportWriter | None") -> None:
+        self.writer = writer
+        self.next = 0
+        self.waiting: dict[int, dict] = {}
+
+    def put(self, position: int, row: dict) -> None:
+        if self.writer is None:
+            return
+        self.waiting[position] = row
+        while self.next in self.waiting:
+            self.writer.write(self.waiting.pop(self.next))
+            self.next += 1
 
 
 class _Session:
@@ -169,32 +204,38 @@ def run_check(args: argparse.Namespace, resolver, finish: Callable[[list], int],
                      respect_gitignore=args.respect_gitignore, force_exclude=args.force_exclude)
     if not files:
         print("warning: No Python files found under the given path(s)", file=sys.stderr)
-    identity: dict[Path, tuple] = {}
-    carried: dict[Path, dict] = {}
-    to_check: list[Path] = []
-    for path in files:
-        settings = resolver.for_file(path)
-        size, mtime = _stat(str(path))
-        config = report_rows.config_digest("check", mode.cache_name(), settings.result_key(path))
-        identity[path] = (size, mtime, config)
-        row = reused.get(str(path))
-        if report_rows.still_valid(row, size, mtime, config):
-            carried[path] = row
-        else:
-            to_check.append(path)
     executor = _ray_check_executor if args.executor == "ray" else None
-    with _Session(args):
-        results = check_files(to_check, resolver.for_file, mode, jobs, cache, None, executor)
+    with _Session(args), _report_writer(args, "check") as writer:
+        rows = _InOrder(writer)
+        identity: dict[int, tuple] = {}  # to-check index -> (file position, size, mtime, config)
+        to_check: list[Path] = []
+        kept = kept_with_findings = 0
+        for position, path in enumerate(files):
+            settings = resolver.for_file(path)
+            size, mtime = _stat(str(path))
+            config = report_rows.config_digest("check", mode.cache_name(), settings.result_key(path))
+            row = reused.get(str(path))
+            if report_rows.still_valid(row, size, mtime, config):
+                kept += 1
+                kept_with_findings += bool(row.get("findings"))
+                rows.put(position, row)
+            else:
+                identity[len(to_check)] = (position, size, mtime, config)
+                to_check.append(path)
+        reused.clear()
+
+        def arrived(index: int, result) -> None:
+            position, *stat = identity.pop(index)
+            rows.put(position, report_rows.check_row(result, *stat))
+
+        results = check_files(to_check, resolver.for_file, mode, jobs, cache, None, executor,
+                              arrived if writer is not None else None)
     if cache is not None:
         cache.save()
-    by_path = {result.path: result for result in results}
-    rows = [carried[path] if path in carried else report_rows.check_row(by_path[path], *identity[path])
-            for path in files]
-    _write_report(args, rows, "check")
-    if carried and not args.quiet:
-        print(f"--resume: {len(carried)} file(s) kept from {args.resume}", file=sys.stderr)
+    if kept and not args.quiet:
+        print(f"--resume: {kept} file(s) kept from {args.resume}", file=sys.stderr)
     code = finish(results)
-    if code == 0 and not args.exit_zero and any(row.get("findings") for row in carried.values()):
+    if code == 0 and not args.exit_zero and kept_with_findings:
         return 1
     return code
 
@@ -212,7 +253,8 @@ def audit_one(version, name: str, size: int | None):
             if size is None:
                 size = fs.info(path)["size"]
             reader = remote_files.RangeReader(fs, path, size)
-            report = audit_stream(reader, size, name, version)
+            # Storage records' local headers are skipped: one ranged read each, for tensor data never read.
+            report = audit_stream(reader, size, name, version, storage_headers=False)
         else:
             size = os.path.getsize(name)
             with open(name, "rb", buffering=0) as stream:
@@ -309,8 +351,22 @@ def run_audit(args: argparse.Namespace, version) -> int:
             carried[item[0]] = row
         else:
             to_audit.append(item)
+    kept = max((EXIT_CODES.get(row.get("verdict"), 3) for row in carried.values()), default=0)
     work = [(name, size) for name, size, _, _ in to_audit]
-    with _Session(args):
+    reports, skipped = [], list(walk_skipped)
+    with _Session(args), _report_writer(args, "audit") as writer:
+        rows = _InOrder(writer)
+        for position, (name, why) in enumerate(walk_skipped):
+            size, mtime = _stat(name)
+            rows.put(position, {"path": name, "status": "skipped", "reason": why, "size": size, "mtime": mtime,
+                                "config": config, "verdict": None, "weights_only": None, "format": None,
+                                "findings": [], "allowlist": [], "bytes_read": 0})
+        positions = []
+        for position, item in enumerate(inputs, start=len(walk_skipped)):
+            if item[0] in carried:
+                rows.put(position, carried[item[0]])
+            else:
+                positions.append(position)
         if args.executor == "ray":
             def lost(item, why):
                 report = Report(item[0], torch_version=str(version))
@@ -318,43 +374,35 @@ def run_audit(args: argparse.Namespace, version) -> int:
                 return report, 0, 0
 
             remote_work = [(name if remote_files.is_url(name) else os.path.abspath(name), size) for name, size in work]
-            outcomes = list(ray_executor.ray_map(AUDIT_BATCH, version, remote_work, lost))
-            for (name, _), (sent, _), (report, _, _) in zip(work, remote_work, outcomes):
+            outcomes = ray_executor.ray_map(AUDIT_BATCH, version, remote_work, lost)
+        else:
+            remote_work = work
+            outcomes = (AUDIT_BATCH(version, [item])[0] for item in work)
+        for position, (name, size, mtime, in_folder), (sent, _), (report, fetched, _requests) in zip(
+                positions, to_audit, remote_work, outcomes):
+            if sent != name:
                 report.filename = name
                 report.snippet = report.snippet.replace(repr(sent), repr(name))  # torch.load(NAME, ...)
-        else:
-            outcomes = AUDIT_BATCH(version, work)
-    audited = {item[0]: (item, outcome) for item, outcome in zip(to_audit, outcomes)}
-    rows, reports, skipped = [], [], list(walk_skipped)
-    for name, why in walk_skipped:
-        size, mtime = _stat(name)
-        rows.append({"path": name, "status": "skipped", "reason": why, "size": size, "mtime": mtime, "config": config,
-                     "verdict": None, "weights_only": None, "format": None, "findings": [], "allowlist": [],
-                     "bytes_read": 0})
-    for name, size, mtime, in_folder in inputs:
-        if name in carried:
-            rows.append(carried[name])
-            continue
-        _, (report, fetched, _requests) = audited[name]
-        row = {"path": name, "size": size, "mtime": mtime, "config": config, "bytes_read": fetched}
-        if in_folder and _skippable(name, report):
-            skipped.append((name, report.reason))
-            row.update(status="skipped", reason=report.reason, verdict=None, weights_only=None, format=None,
-                       findings=[], allowlist=[])
-        else:
-            reports.append(report)
-            data = as_dict(report)
-            row.update(status="failed" if report.verdict == "unreadable" else "checked", reason=report.reason,
-                       verdict=report.verdict, weights_only=report.weights_only, format=report.format,
-                       findings=data["findings"], allowlist=report.allowlist)
-        rows.append(row)
+            row = {"path": name, "size": size, "mtime": mtime, "config": config, "bytes_read": fetched}
+            if in_folder and _skippable(name, report):
+                skipped.append((name, report.reason))
+                row.update(status="skipped", reason=report.reason, verdict=None, weights_only=None, format=None,
+                           findings=[], allowlist=[])
+            else:
+                reports.append(report)
+                data = as_dict(report)
+                row.update(status="failed" if report.verdict == "unreadable" else "checked", reason=report.reason,
+                           verdict=report.verdict, weights_only=report.weights_only, format=report.format,
+                           findings=data["findings"], allowlist=report.allowlist)
+            rows.put(position, row)
+        if not reports and not carried and writer is not None:
+            writer.discard()
     if args.verbose:
         for name, why in skipped:
             print(f"skipped {name}: {why}", file=sys.stderr)
     if not reports and not carried:
         hint = "" if args.verbose else " (--verbose lists them)"
         raise _usage_error(f"nothing audited: {len(skipped)} file(s) found, none of them a checkpoint{hint}")
-    _write_report(args, rows, "audit")
     if carried:
         print(f"--resume: {len(carried)} file(s) kept from {args.resume}", file=sys.stderr)
     if args.output_format == "json":
@@ -363,5 +411,4 @@ def run_audit(args: argparse.Namespace, version) -> int:
         print(_sarif_with_urls(render_sarif(reports, os.getcwd()), reports, os.getcwd()))
     else:
         print(render_full(reports, len(skipped)))
-    kept = max((EXIT_CODES.get(row.get("verdict"), 3) for row in carried.values()), default=0)
     return max(exit_code(reports), kept)
