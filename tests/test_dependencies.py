@@ -9,7 +9,7 @@ import pytest
 
 from torchpatch.frontends.cli import main
 from torchpatch.engine.config import min_torch_from_pins
-from torchpatch.engine.dependencies import is_dependency_file, requirements_in
+from torchpatch.dependency_files import is_dependency_file, requirements_in
 
 
 @pytest.mark.parametrize("name, text, expected", [
@@ -95,7 +95,7 @@ def test_min_torch_reads_groups_poetry_and_pdm(tmp_path, pyproject, expected):
     ("2.5.1", "==2.5.1"), (">=2.4,<2.6", ">=2.4,<2.6"), ("*", ""), ("2.5.*", "==2.5.*"), ("^2.4 || ^3.0", None),
 ])
 def test_poetry_constraints(constraint, specifier):
-    from torchpatch.engine.dependencies import poetry_constraint
+    from torchpatch.dependency_files import poetry_constraint
 
     assert poetry_constraint(constraint) == specifier
 
@@ -126,7 +126,7 @@ dependencies:
 
 
 def test_conda_environment_is_read():
-    from torchpatch.engine.dependencies import conda_environment
+    from torchpatch.dependency_files import conda_environment
 
     environment = conda_environment(ENVIRONMENT)
     assert [(s.name, str(s.requirement.specifier), ENVIRONMENT[s.start:s.end]) for s in environment.requirements] == [

@@ -1,4 +1,4 @@
-"""TP208 and engine/receivers.py: profiler event types inferred from the code, facts checked on torch."""
+"""TP208 and rules/_receivers.py: profiler event types inferred from the code, facts checked on torch."""
 
 from __future__ import annotations
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from torchpatch.findings import SAFE
 from torchpatch.knowledge import table_rows, versions_text
 from torchpatch.rules import all_rules
 from torchpatch.rules.api_table import ApiChange
-from torchpatch.rules.base import SAFE, Invalid, Rule, example_code, example_language
+from torchpatch.rules.base import Invalid, Rule, example_code, example_language
 
 _FIX_WORDS = {None: "No fix.", SAFE: "Safe fix", "unsafe": "Unsafe fix"}
 

@@ -11,10 +11,11 @@ from typing import Any
 from torchpatch import platform_facts
 from torchpatch.engine.linter import ParseFailure, lint_text
 from torchpatch.engine.settings import Settings
+from torchpatch.findings import SAFE
 from torchpatch.rules import all_rules
 from torchpatch.rules._table_rule import TableRule
 from torchpatch.rules.api_table import ApiChange
-from torchpatch.rules.base import SAFE, Invalid, Rule, example_code, example_filename
+from torchpatch.rules.base import Invalid, Rule, example_code, example_filename
 from torchpatch.versions import KNOWN_RELEASES, Version
 
 #: Areas, in reading order: key → (title, what it covers).

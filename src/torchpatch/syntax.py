@@ -16,3 +16,10 @@ def dotted_name(node: ast.AST) -> str | None:
         parts.append(node.id)
         return ".".join(reversed(parts))
     return None
+
+
+def chain_root(expr: ast.expr) -> str | None:
+    """``torch`` for ``torch.cuda.amp``: the name an attribute chain starts from; None when it is not a name."""
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None

@@ -18,7 +18,7 @@ from pathlib import Path
 from torchpatch import __version__
 from torchpatch.engine.linter import FileResult, Finding
 from torchpatch.engine.settings import Settings
-from torchpatch.rules.base import Edit, Fix
+from torchpatch.findings import Edit, Fix
 
 CACHE_FOLDER = ".torchpatch_cache"
 CACHE_ENV = "TORCHPATCH_CACHE_DIR"

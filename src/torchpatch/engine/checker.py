@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, catches_missing_api, old_branch
-from torchpatch.engine.resolve import TRACKED_ROOTS, Binding, Scope, ScopeTree, chain_root, returns_early_on_new_releases
+from torchpatch.engine.resolve import TRACKED_ROOTS, Binding, Scope, ScopeTree, returns_early_on_new_releases
 from torchpatch.engine.source import Locator
-from torchpatch.rules.base import SAFE, UNSAFE, Diagnostic, Edit, Fix, Rule
+from torchpatch.findings import SAFE, UNSAFE, Diagnostic, Edit, Fix
+from torchpatch.rules.base import Rule
+from torchpatch.syntax import chain_root
 from torchpatch.versions import Version
 
 

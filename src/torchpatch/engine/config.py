@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from torchpatch.engine.dependencies import requirement_includes, requirements_in
+from torchpatch.dependency_files import requirement_includes, requirements_in
 from torchpatch.engine.settings import SelectionError, Settings
 from torchpatch.versions import KNOWN_RELEASES, OLDEST_KNOWN, Version
 

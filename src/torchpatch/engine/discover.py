@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 
 import pathspec
 
-from torchpatch.engine.dependencies import is_dependency_file
+from torchpatch.dependency_files import is_dependency_file
 
 SUFFIXES = frozenset({".py", ".pyi", ".ipynb"})
 DEFAULT_EXCLUDE = (

@@ -9,11 +9,12 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from torchpatch.dependency_files import is_dependency_file
 from torchpatch.engine.checker import check_tree
-from torchpatch.engine.dependencies import check_dependencies, is_dependency_file
+from torchpatch.engine.dependencies import check_dependencies
 from torchpatch.engine.settings import Settings, torchfix_redirects
 from torchpatch.engine.source import Locator, Source, UnreadableFile, read_source
-from torchpatch.rules.base import SAFE, Diagnostic, Edit, Fix
+from torchpatch.findings import SAFE, Diagnostic, Edit, Fix
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _FILE_NOQA = re.compile(r"#\s*torchpatch:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)

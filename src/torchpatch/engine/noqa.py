@@ -10,7 +10,7 @@ from torchpatch.engine.linter import _NOQA, FileResult, ParseFailure, apply_edit
 from torchpatch.engine.settings import torchfix_redirects
 from torchpatch.engine.source import Locator
 from torchpatch.engine.writer import write_fixed
-from torchpatch.rules.base import SAFE, Diagnostic, Edit, Fix
+from torchpatch.findings import SAFE, Diagnostic, Edit, Fix
 
 
 def comment_rows(text: str) -> set[int] | None:
@@ -54,7 +54,7 @@ def noqa_edits(text: str, codes_by_row: dict[int, list[str]]) -> list[Edit]:
 
 def add_noqa(result: FileResult) -> int:
     """Add the directives to one checked file and write it; the number of lines changed."""
-    from torchpatch.engine.dependencies import is_dependency_file
+    from torchpatch.dependency_files import is_dependency_file
 
     text = result.original_text
     if text is None or result.source is None or is_dependency_file(result.path):

@@ -6,6 +6,7 @@ import ast
 from dataclasses import dataclass, field
 
 from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, GuardFacts, module_definitions, old_branch
+from torchpatch.syntax import chain_root
 
 #: Imports from these packages are tracked; everything else is ignored as early as possible.
 TRACKED_ROOTS = frozenset({"torch", "functorch", "torchvision", "torchaudio", "torchao", "torchtext"})
@@ -71,12 +72,6 @@ def _is_chain(expr: ast.expr) -> bool:
     while isinstance(expr, ast.Attribute):
         expr = expr.value
     return isinstance(expr, ast.Name)
-
-
-def chain_root(expr: ast.expr) -> str | None:
-    while isinstance(expr, ast.Attribute):
-        expr = expr.value
-    return expr.id if isinstance(expr, ast.Name) else None
 
 
 def _catches_import_error(handler: ast.ExceptHandler) -> bool:

@@ -21,10 +21,11 @@ from urllib.parse import quote
 from torchpatch import __version__
 from torchpatch.engine.linter import FileResult, Finding, fix_allowed
 from torchpatch.engine.source import Locator
+from torchpatch.findings import Fix
 from torchpatch.output.notebook import notebook_line_numbers
 from torchpatch.output.style import Style
 from torchpatch.rules import all_rules
-from torchpatch.rules.base import Fix, Rule
+from torchpatch.rules.base import Rule
 
 UNREADABLE_CODE = "TP001"
 UNREADABLE_NAME = "file-not-checked"

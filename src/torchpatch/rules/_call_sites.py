@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 import re
 
-from torchpatch.engine.resolve import chain_root
 from torchpatch.rules._helpers import open_paren, has_starred
 from torchpatch.rules.base import Edit
+from torchpatch.syntax import chain_root
 
 CALLEE = "callee"  # the function of a call: the call hook handles it
 DECORATOR = "decorator"  # ``@name`` without a call

@@ -44,7 +44,7 @@ def version_allowed(specifier, text: str) -> bool:
 
 def torch_specs_in(ctx) -> list:
     """The torch requirements written in the same file (as RequirementSpans)."""
-    from torchpatch.engine.dependencies import requirements_in
+    from torchpatch.dependency_files import requirements_in
 
     return [span for span in requirements_in(ctx.path, ctx.text) if span.name == "torch"]
 

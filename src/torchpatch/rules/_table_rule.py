@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 import re
 
-from torchpatch.engine.resolve import chain_root
 from torchpatch.rules.api_table import ApiChange
 from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule
+from torchpatch.syntax import chain_root
 
 
 def examples_of(rows: dict[str, ApiChange]) -> list[Invalid]:

@@ -6,46 +6,17 @@ import ast
 import inspect
 import textwrap
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterable
+from typing import ClassVar, Iterable
 
+# The findings a rule returns, and what it sees, live in torchpatch.findings (shared with the engine);
+# they are re-exported here, the rule author's import.
+from torchpatch.findings import SAFE, UNSAFE, Context, Diagnostic, Edit, Fix, Reference
 from torchpatch.versions import Version
 
-if TYPE_CHECKING:
-    from torchpatch.engine.checker import Context, Reference
-
-SAFE = "safe"
-UNSAFE = "unsafe"
+__all__ = ["SAFE", "UNSAFE", "Context", "Diagnostic", "Edit", "Fix", "Invalid", "Reference", "Rule", "Valid",
+           "example_code", "example_filename", "example_language"]
 
 DOCS_URL = "https://github.com/torchpatch/torchpatch/blob/main/docs/rules/{name}.md"
-
-
-@dataclass(frozen=True)
-class Edit:
-    """Replace text[start:end] (character offsets) with content."""
-
-    start: int
-    end: int
-    content: str
-
-
-@dataclass
-class Fix:
-    message: str
-    edits: list[Edit]
-    applicability: str  # SAFE or UNSAFE
-    # Names the fix stopped using: their imports are removed afterwards if nothing else uses them.
-    obsolete_names: tuple[str, ...] = ()
-
-
-@dataclass
-class Diagnostic:
-    code: str
-    name: str
-    message: str
-    start: int  # character offsets into the checked text
-    end: int
-    fix: Fix | None = None
-    rule: "Rule | None" = None
 
 
 @dataclass(frozen=True)

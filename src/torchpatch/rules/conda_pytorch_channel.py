@@ -45,7 +45,7 @@ class CondaPytorchChannel(Rule):
     def check_requirement(self, ctx, requirement):
         if ctx.path.suffix not in (".yml", ".yaml"):
             return
-        from torchpatch.engine.dependencies import conda_environment
+        from torchpatch.dependency_files import conda_environment
 
         environment = conda_environment(ctx.text)
         conda_spans = [span for span in environment.requirements if span.name == "torch"

@@ -47,7 +47,7 @@ class CudaIndexUrl(Rule):
     def check_requirement(self, ctx, requirement):
         if ctx.path.suffix != ".txt":
             return
-        from torchpatch.engine.dependencies import index_urls
+        from torchpatch.dependency_files import index_urls
 
         pins = torch_specs_in(ctx)
         if not pins or requirement != pins[0]:

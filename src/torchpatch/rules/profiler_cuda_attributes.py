@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import weakref
 
-from torchpatch.engine import receivers
+from torchpatch.rules import _receivers as receivers
 from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule
 from torchpatch.versions import v
 
@@ -33,7 +33,7 @@ class ProfilerCudaAttributes(Rule):
     `self_cuda_memory_usage`, `cuda_time` — where the event comes from a profiler built in the same
     function (`with torch.profiler.profile(...) as prof:` then `prof.events()` or
     `prof.key_averages()`, looped over or indexed), and renames them to the `device_*` names.
-    How the receiver is inferred, and what is not, is described in `engine/receivers.py`.
+    How the receiver is inferred, and what is not, is described in `rules/_receivers.py`.
 
     ## Why is this bad?
     PyTorch renamed the times to `device_*` (they cover CUDA, XPU and other accelerators). On the

@@ -76,7 +76,7 @@ def _allowed_pythons(ctx) -> list[tuple[int, int]] | None:
         return [python for python in _PYTHONS
                 if any(specifier.contains(PackagingVersion(f"{python[0]}.{python[1]}.{patch}")) for patch in range(10))]
     if ctx.path.suffix in (".yml", ".yaml"):
-        from torchpatch.engine.dependencies import conda_environment
+        from torchpatch.dependency_files import conda_environment
 
         python = conda_environment(ctx.text).python
         if python is None or not str(python.requirement.specifier):

@@ -26,7 +26,7 @@ class WheelDeprecatedApi(Rule):
 
     Methods and properties are reported where the receiver's type is known: a class attribute spelled
     out (`torch.autograd.profiler_util.FunctionEvent.cuda_time_total`), or an object built by a torch
-    call in the same function (see `engine/receivers.py`). Names that hand-written rules or API table
+    call in the same function (see `rules/_receivers.py`). Names that hand-written rules or API table
     rows (TP201) watch are left to them.
 
     ## Why is this bad?

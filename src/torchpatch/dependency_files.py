@@ -1,0 +1,331 @@
+"""Dependency files (requirements, constraints, pyproject.toml, setup.cfg, environment.yml): where each
+requirement is written. Pure parsing, shared by the engine and the dependency rules (it imports neither)."""
+
+from __future__ import annotations
+
+import configparser
+import fnmatch
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEPENDENCY_FILE_PATTERNS = ("requirements*.txt", "constraints*.txt", "pyproject.toml", "setup.cfg",
+                            "environment*.yml", "environment*.yaml")
+
+
+def is_dependency_file(path: Path) -> bool:
+    return any(fnmatch.fnmatch(path.name, pattern) for pattern in DEPENDENCY_FILE_PATTERNS)
+
+
+@dataclass(frozen=True)
+class RequirementSpan:
+    """One requirement as written in a dependency file, with its character offsets."""
+
+    requirement: "Requirement"
+    start: int
+    end: int
+
+    @property
+    def name(self) -> str:
+        return self.requirement.name.lower().replace("_", "-")
+
+
+def requirements_in(path: Path, text: str) -> list[RequirementSpan]:
+    if path.name == "pyproject.toml":
+        return _pyproject_requirements(text)
+    if path.name == "setup.cfg":
+        return _setup_cfg_requirements(text)
+    if path.suffix in (".yml", ".yaml"):
+        return conda_environment(text).requirements
+    return _requirements_txt(text)
+
+
+# -- requirements files: includes and index options ------------------------------------------------------
+_INCLUDE = re.compile(r"^[ \t]*(?P<option>-r|--requirement|-c|--constraint)(?:[ \t]*=[ \t]*|[ \t]+|(?<=-r)|(?<=-c))"
+                      r"(?P<target>[^\s#]+)", re.MULTILINE)
+_INDEX = re.compile(r"^[ \t]*(?:-i|--index-url|--extra-index-url|-f|--find-links)(?:[ \t]*=[ \t]*|[ \t]+)"
+                    r"(?P<url>[^\s#]+)", re.MULTILINE)
+
+
+def requirement_includes(text: str) -> list[tuple[str, str]]:
+    """``-r other.txt`` / ``-c constraints.txt`` lines: (option, path as written), in order."""
+    found = []
+    for match in _INCLUDE.finditer(text):
+        option = match.group("option")
+        found.append(("-c" if option in ("-c", "--constraint") else "-r", match.group("target")))
+    return found
+
+
+@dataclass(frozen=True)
+class IndexSpan:
+    """A package index or find-links URL written in a requirements file."""
+
+    url: str
+    start: int
+    end: int
+
+
+def index_urls(text: str) -> list[IndexSpan]:
+    return [IndexSpan(m.group("url"), m.start("url"), m.end("url")) for m in _INDEX.finditer(text)]
+
+
+def _parse(requirement_text: str) -> "Requirement | None":
+    # packaging is imported here, not at start-up: most runs never read a dependency file.
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        return Requirement(requirement_text)
+    except InvalidRequirement:
+        return None
+
+
+_LINE = re.compile(r"^[ \t]*(?P<body>[^#\r\n]*?)[ \t]*(?:#.*)?$", re.MULTILINE)
+
+
+def _requirements_txt(text: str) -> list[RequirementSpan]:
+    spans = []
+    for match in _LINE.finditer(text):
+        body = match.group("body")
+        if not body or body.startswith("-"):
+            continue
+        body = re.split(r"\s+--hash=|\s+;\s*$", body)[0].rstrip("\\ \t")
+        requirement = _parse(body)
+        if requirement is not None:
+            start = match.start("body")
+            spans.append(RequirementSpan(requirement, start, start + len(body)))
+    return spans
+
+
+def _pyproject_requirements(text: str) -> list[RequirementSpan]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []
+    project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
+    written = [str(item) for item in project.get("dependencies", []) or []]
+    for extra in (project.get("optional-dependencies", {}) or {}).values():
+        written.extend(str(item) for item in extra or [])
+    # PEP 735 dependency groups: strings, and {include-group = "..."} tables (whose strings are listed
+    # under their own group).
+    groups = data.get("dependency-groups", {})
+    for group in (groups.values() if isinstance(groups, dict) else ()):
+        written.extend(item for item in group or [] if isinstance(item, str))
+    tool = data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
+    # PDM: [tool.pdm.dev-dependencies] groups of PEP 508 strings.
+    pdm = tool.get("pdm", {}) if isinstance(tool.get("pdm"), dict) else {}
+    for group in (pdm.get("dev-dependencies", {}) or {}).values():
+        written.extend(item for item in group or [] if isinstance(item, str))
+    spans = _locate_strings(text, written)
+    spans.extend(_poetry_requirements(text, tool.get("poetry")))
+    return sorted(spans, key=lambda span: span.start)
+
+
+# Poetry writes `torch = "^2.4"` or `torch = { version = ">=2.4", source = "pytorch" }` under
+# [tool.poetry.dependencies], [tool.poetry.dev-dependencies] and [tool.poetry.group.<name>.dependencies].
+def _poetry_requirements(text: str, poetry) -> list[RequirementSpan]:
+    if not isinstance(poetry, dict):
+        return []
+    tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
+    for group in (poetry.get("group", {}) or {}).values():
+        if isinstance(group, dict):
+            tables.append(group.get("dependencies"))
+    spans = []
+    for table in tables:
+        if not isinstance(table, dict):
+            continue
+        for name, value in table.items():
+            if name.lower() == "python":
+                continue
+            constraint = value.get("version") if isinstance(value, dict) else value
+            if not isinstance(constraint, str):
+                continue
+            specifier = poetry_constraint(constraint)
+            requirement = _parse(f"{name}{specifier}") if specifier is not None else None
+            if requirement is None:
+                continue
+            located = _locate_poetry_entry(text, name, constraint)
+            if located is not None:
+                spans.append(RequirementSpan(requirement, *located))
+    return spans
+
+
+def _locate_poetry_entry(text: str, name: str, constraint: str) -> tuple[int, int] | None:
+    pattern = re.compile(rf"^[ \t]*[\"']?{re.escape(name)}[\"']?[ \t]*=.*?[\"']{re.escape(constraint)}[\"']",
+                         re.MULTILINE | re.IGNORECASE)
+    match = pattern.search(text)
+    if match is None:
+        return None
+    start = match.start() + len(match.group(0)) - len(match.group(0).lstrip())
+    return start, match.end()
+
+
+_POETRY_PART = re.compile(r"^(\^|~=|~|==|!=|>=|<=|>|<|=)?\s*(\d+(?:\.\d+)*(?:\.\*)?)$")
+
+
+def poetry_constraint(constraint: str) -> str | None:
+    """A Poetry version constraint as a PEP 440 specifier (``^2.4`` → ``>=2.4,<3.0``); None if not understood."""
+    constraint = constraint.strip()
+    if constraint in ("*", ""):
+        return ""
+    if "||" in constraint:
+        return None
+    parts = []
+    for piece in re.split(r"\s*,\s*|\s+(?=[<>=!~^])", constraint):
+        match = _POETRY_PART.match(piece.strip())
+        if match is None:
+            return None
+        operator, version = match.group(1) or "", match.group(2)
+        numbers = [int(n) for n in version.replace(".*", "").split(".")]
+        if operator == "^":
+            first = next((i for i, n in enumerate(numbers) if n != 0), len(numbers) - 1)
+            upper = numbers[: first + 1]
+            upper[-1] += 1
+            parts += [f">={version}", "<" + ".".join(map(str, upper))]
+        elif operator == "~" or operator == "~=" and len(numbers) == 1:
+            upper = numbers[:2] if len(numbers) > 1 else numbers[:1]
+            upper[-1] += 1
+            parts += [f">={version}", "<" + ".".join(map(str, upper))]
+        elif operator in ("", "=") :
+            parts.append(f"=={version}")
+        else:
+            parts.append(f"{operator}{version}")
+    return ",".join(parts)
+
+
+def _setup_cfg_requirements(text: str) -> list[RequirementSpan]:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return []
+    written: list[str] = []
+    if parser.has_option("options", "install_requires"):
+        written.extend(parser.get("options", "install_requires").splitlines())
+    if parser.has_section("options.extras_require"):
+        for _, value in parser.items("options.extras_require"):
+            written.extend(value.splitlines())
+    items = [line.split("#", 1)[0].strip() for line in written]
+    return _locate_strings(text, [item for item in items if item], quoted=False)
+
+
+def _locate_strings(text: str, written: list[str], quoted: bool = True) -> list[RequirementSpan]:
+    """Where each requirement string is written, in order (quoted in TOML, bare in setup.cfg)."""
+    spans = []
+    position = 0
+    for item in written:
+        needles = ('"' + item + '"', "'" + item + "'") if quoted else (item,)
+        found = [(text.find(needle, position), needle) for needle in needles]
+        found = [(index, needle) for index, needle in found if index >= 0]
+        if not found:
+            continue
+        index, needle = min(found)
+        start = index + (1 if quoted else 0)
+        requirement = _parse(item)
+        if requirement is not None:
+            spans.append(RequirementSpan(requirement, start, start + len(item)))
+        position = index + len(needle)
+    return spans
+
+
+# -- conda environment files ------------------------------------------------------------------------------
+#: conda package names that are PyPI's under another name.
+_CONDA_NAMES = {"pytorch": "torch", "pytorch-cpu": "torch", "pytorch-gpu": "torch"}
+_CONDA_SPEC = re.compile(r"^(?:(?P<channel>[\w.-]+)::)?(?P<name>[A-Za-z0-9][\w.-]*)\s*(?P<spec>.*)$")
+
+
+@dataclass(frozen=True)
+class CondaEnvironment:
+    requirements: list[RequirementSpan]  # conda and pip dependencies, conda names mapped to PyPI's
+    channels: list[tuple[str, int, int]]  # channel name, offsets (in ``channels:`` and ``chan::pkg`` prefixes)
+    python: RequirementSpan | None  # the ``python=3.x`` dependency
+
+
+def conda_environment(text: str) -> CondaEnvironment:
+    """The dependencies and channels of an ``environment.yml`` (the subset of YAML conda writes)."""
+    requirements: list[RequirementSpan] = []
+    channels: list[tuple[str, int, int]] = []
+    python: RequirementSpan | None = None
+    section = None
+    pip_indent: int | None = None
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        start_of_line = offset
+        offset += len(line)
+        content = line.split("#", 1)[0].rstrip()
+        if not content.strip():
+            continue
+        indent = len(content) - len(content.lstrip())
+        stripped = content.strip()
+        if indent == 0 and not stripped.startswith("-"):
+            section = stripped.split(":", 1)[0].strip()
+            pip_indent = None
+            continue
+        if not stripped.startswith("-"):
+            continue
+        item = stripped[1:].strip()
+        quote = item[:1] if item[:1] in "'\"" else ""
+        value = item.strip("'\"").strip()
+        value_start = start_of_line + line.index(item) + len(quote)
+        if section == "channels":
+            channels.append((value, value_start, value_start + len(value)))
+            continue
+        if section != "dependencies":
+            continue
+        if pip_indent is not None and indent <= pip_indent:
+            pip_indent = None
+        if value.rstrip(":").strip() == "pip" and value.endswith(":"):
+            pip_indent = indent
+            continue
+        if pip_indent is not None:
+            if value.startswith("-"):
+                continue  # -r / --index-url inside the pip list
+            requirement = _parse(value)
+            if requirement is not None:
+                requirements.append(RequirementSpan(requirement, value_start, value_start + len(value)))
+            continue
+        match = _CONDA_SPEC.match(value)
+        if match is None:
+            continue
+        if match.group("channel"):
+            channel = match.group("channel")
+            channels.append((channel, value_start, value_start + len(channel)))
+        name = match.group("name").lower()
+        specifier = _conda_specifier(match.group("spec"))
+        if specifier is None:
+            continue
+        requirement = _parse(f"{_CONDA_NAMES.get(name, name)}{specifier}")
+        if requirement is None:
+            continue
+        span = RequirementSpan(requirement, value_start, value_start + len(value))
+        if name == "python":
+            python = span
+        else:
+            requirements.append(span)
+    return CondaEnvironment(requirements, channels, python)
+
+
+def _conda_specifier(spec: str) -> str | None:
+    """conda's ``=2.5.1`` (a prefix match), ``==2.5.1``, ``>=2.4,<2.6``, ``2.5.*`` or ``2.5.1=build`` in PEP 440."""
+    spec = spec.strip()
+    if not spec:
+        return ""
+    if spec.startswith("=") and not spec.startswith("=="):
+        version = spec[1:].split("=", 1)[0].strip()
+        return f"=={version.rstrip('.*')}.*" if re.fullmatch(r"\d+(\.\d+)*(\.\*)?", version) else None
+    if re.fullmatch(r"\d+(\.\d+)*(\.\*)?(\s+\S+)?", spec):  # "2.5.1" or "2.5.1 py311_cuda" (space form)
+        version = spec.split()[0]
+        return f"=={version.rstrip('.*')}.*"
+    if "|" in spec:
+        return None
+    return spec
