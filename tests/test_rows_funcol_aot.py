@@ -145,3 +145,26 @@ def test_aot_compile_logs_its_deprecation_and_the_package_api_exists():
     assert "being deprecated" in inspect.getsource(torch._export.aot_compile_warning)
     assert callable(torch._inductor.aoti_compile_and_package)
     assert callable(torch._inductor.aoti_load_package)
+
+
+def test_composable_fully_shard_is_flagged_but_not_fsdp2(lint):
+    code = ("import torch.distributed._composable as comp\nfrom torch.distributed._composable import replicate\n"
+            "from torch.distributed.fsdp import fully_shard\ncomp.fully_shard(m)\nfully_shard(m)\nreplicate(m)\n")
+    found = _findings(lint, code, target="2.6")
+    assert [rule for rule, _ in found] == ["TP101"]
+    assert "removed in 2.6" in found[0][1]
+    result = lint(code, fix=True, unsafe_fixes=True, select=["ALL"], target="2.6")
+    assert result.fixed_text in (None, code)
+
+
+@pytest.mark.torch
+def test_composable_fully_shard_is_gone_and_its_siblings_stay():
+    torch = pytest.importorskip("torch")
+    import importlib.util
+
+    import torch.distributed._composable as comp
+
+    assert importlib.util.find_spec("torch.distributed._composable.fully_shard") is None
+    assert not hasattr(comp, "fully_shard")
+    assert callable(comp.replicate) and callable(comp.checkpoint)
+    assert callable(torch.distributed.fsdp.fully_shard)
