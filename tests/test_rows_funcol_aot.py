@@ -168,3 +168,38 @@ def test_composable_fully_shard_is_gone_and_its_siblings_stay():
     assert not hasattr(comp, "fully_shard")
     assert callable(comp.replicate) and callable(comp.checkpoint)
     assert callable(torch.distributed.fsdp.fully_shard)
+
+
+QUANTIZED_CREATORS = {
+    "quantize_per_tensor": "torch.quantize_per_tensor(torch.randn(4), 0.1, 0, torch.qint8)",
+    "quantize_per_channel": "torch.quantize_per_channel(torch.randn(2, 2), torch.tensor([0.1, 0.1]), "
+                            "torch.tensor([0, 0]), 0, torch.quint8)",
+    "quantize_per_tensor_dynamic": "torch.quantize_per_tensor_dynamic(torch.randn(4), torch.quint8, False)",
+}
+
+
+def test_quantized_creators_are_flagged_from_2_13(lint):
+    for name, call in QUANTIZED_CREATORS.items():
+        code = f"import torch\nq = {call}\n"
+        assert _findings(lint, code, target="2.12") == [], name
+        found = _findings(lint, code, target="2.13")
+        assert [rule for rule, _ in found] == ["TP201"], name
+        assert "2.13" in found[0][1]
+    assert _findings(lint, "import torch\ny = torch.dequantize(q)\nz = x.to(torch.float16)\n", target="2.15") == []
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", sorted(QUANTIZED_CREATORS))
+def test_quantized_creators_warn_on_real_torch(name):
+    """The warning is TORCH_WARN_ONCE (once per process): each call runs in a fresh interpreter."""
+    pytest.importorskip("torch")
+    import subprocess
+    import sys
+
+    probe = ("import torch, warnings\nwarnings.simplefilter('always')\n"
+             f"with warnings.catch_warnings(record=True) as caught:\n    warnings.simplefilter('always')\n"
+             f"    {QUANTIZED_CREATORS[name]}\n"
+             "print(any('are deprecated' in str(w.message) and 'qint8' in str(w.message) for w in caught))\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True", name
