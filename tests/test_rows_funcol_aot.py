@@ -203,3 +203,27 @@ def test_quantized_creators_warn_on_real_torch(name):
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "True", name
+
+
+def test_memory_timeline_rule_versions(lint):
+    code = "import torch\nprof = torch.profiler.profile()\nprof.export_memory_timeline('m.html')\n"
+    assert _findings(lint, code, target="2.9") == []
+    [(rule, message)] = _findings(lint, code, target="2.10")
+    assert rule == "TP235" and "2.10" in message
+    assert _findings(lint, "import numpy\nimport torch\nnumpy.export_memory_timeline('m')\n", target="2.15") == []
+
+
+@pytest.mark.torch
+def test_export_memory_timeline_warns_on_real_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+
+    prof = torch.profiler.profile()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises((ValueError, AssertionError)):
+            prof.export_memory_timeline(str(tmp_path / "memory.html"))  # not profiling memory: refused after the warning
+    assert any(issubclass(w.category, FutureWarning) and "export_memory_timeline" in str(w.message) for w in caught)
+    assert callable(torch.cuda.memory._record_memory_history)
+    # the warning names `_export_memory_snapshot`, which does not exist; the rule points at `_dump_snapshot`
+    assert not hasattr(torch.cuda.memory, "_export_memory_snapshot")
+    assert callable(torch.cuda.memory._dump_snapshot)
