@@ -227,3 +227,27 @@ def test_export_memory_timeline_warns_on_real_torch(tmp_path):
     # the warning names `_export_memory_snapshot`, which does not exist; the rule points at `_dump_snapshot`
     assert not hasattr(torch.cuda.memory, "_export_memory_snapshot")
     assert callable(torch.cuda.memory._dump_snapshot)
+
+
+def test_shard_tensor_is_flagged_from_2_7_without_a_fix(lint):
+    code = "from torch.distributed.tensor._api import _shard_tensor\ndt = _shard_tensor(full, [Shard(0)], mesh)\n"
+    assert _findings(lint, code, target="2.6") == []
+    found = _findings(lint, code, target="2.7")
+    assert found and all(rule == "TP201" and "2.7" in message for rule, message in found)
+    result = lint(code, fix=True, unsafe_fixes=True, select=["ALL"], target="2.15", min_torch="2.7")
+    assert result.fixed_text in (None, code)
+    assert _findings(lint, "from torch.distributed.tensor import distribute_tensor\n"
+                           "dt = distribute_tensor(full, mesh, [Shard(0)], src_data_rank=None)\n", target="2.15") == []
+
+
+@pytest.mark.torch
+def test_shard_tensor_warns_and_distribute_tensor_takes_src_data_rank():
+    torch = pytest.importorskip("torch")
+    from torch.distributed.tensor import _api
+
+    assert "src_data_rank" in inspect.signature(torch.distributed.tensor.distribute_tensor).parameters
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(Exception):  # no process group: refused after the warning
+            _api._shard_tensor(torch.ones(2), [torch.distributed.tensor.Shard(0)])
+    assert any(issubclass(w.category, DeprecationWarning) and "distribute_tensor" in str(w.message) for w in caught)
