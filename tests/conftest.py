@@ -38,3 +38,10 @@ def lint(tmp_path: Path):
         return check_file(path, make_settings(**options), fix=fix, unsafe_fixes=unsafe_fixes)
 
     return run
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """An empty project folder that is the working directory (test files may override it with a richer one)."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

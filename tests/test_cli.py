@@ -15,12 +15,6 @@ LOAD = 'import torch\nstate = torch.load("m.pt")\n'
 EXPORT = "import torch\nep = torch.export.export_for_training(m, a, strict=False)\n"
 
 
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)

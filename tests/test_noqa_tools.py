@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from torchpatch.frontends.cli import main
 
 LOAD = 'import torch\nstate = torch.load("m.pt")\n'
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def findings(capsys, *args: str) -> list[tuple[int, str]]:
