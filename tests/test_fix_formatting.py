@@ -154,3 +154,15 @@ def test_add_todos_marks_what_no_fix_handles_once(tmp_path):
 def test_decorated_first_method_is_checked(lint):
     code = "import torch\nclass M(torch.nn.Module):\n    @torch.cuda.amp.custom_fwd\n    def forward(self, x):\n        return x\n"
     assert [f.row for f in lint(code).findings] == [3]
+
+
+def test_removing_the_only_import_of_a_block_leaves_pass(tmp_path):
+    """ignite 0.5.2's `try: from torch.cuda.amp import GradScaler` / `except ImportError:`: the fix that
+    drops the import must keep the `try:` block valid, or the file is not written and the "fixable" is a lie."""
+    path = tmp_path / "engine.py"
+    path.write_text('def f():\n    try:\n        from torch.cuda.amp import GradScaler\n    except ImportError:\n'
+                    '        raise ImportError("old torch")\n    return GradScaler(enabled=True)\n')
+    assert main(["check", "--isolated", "--no-cache", "--fix", str(path)]) == 0
+    assert path.read_text() == ('def f():\n    try:\n        pass\n    except ImportError:\n'
+                                '        raise ImportError("old torch")\n    import torch\n'
+                                '    return torch.amp.GradScaler("cuda", enabled=True)\n')

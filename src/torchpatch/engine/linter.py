@@ -111,6 +111,7 @@ def _attach_import_removals(text: str, tree: ast.Module, diagnostics: list[Diagn
             uses.setdefault(node.id, []).append(locator.offset_from_ast(node.lineno, node.col_offset))
     exported = _names_in_dunder_all(tree)
     imports = [s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]
+    lonely = _only_statements(tree) if imports else set()
     for diagnostic in diagnostics:
         fix = diagnostic.fix
         if fix is None or not fix.obsolete_names:
@@ -129,7 +130,7 @@ def _attach_import_removals(text: str, tree: ast.Module, diagnostics: list[Diagn
             if not gone:
                 continue
             if len(gone) == len(statement.names):
-                removals.append(_statement_removal(statement, locator, text))
+                removals.append(_statement_removal(statement, locator, text, id(statement) in lonely))
             else:
                 removals.extend(_alias_removal(statement, alias, locator) for alias in gone)
         # Only when the removal touches nothing the fix edits (else the fix-point pass does it).
@@ -433,6 +434,7 @@ def remove_unused_imports(text: str, path: Path, names: set[str]) -> str:
              if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)}
     dunder_all = _names_in_dunder_all(tree)
     locator = Locator(text)
+    lonely = _only_statements(tree)
     edits: list[Edit] = []
     for statement in ast.walk(tree):
         if not isinstance(statement, (ast.Import, ast.ImportFrom)):
@@ -442,7 +444,7 @@ def remove_unused_imports(text: str, path: Path, names: set[str]) -> str:
         if not dead:
             continue
         if len(dead) == len(statement.names):
-            edits.append(_statement_removal(statement, locator, text))
+            edits.append(_statement_removal(statement, locator, text, id(statement) in lonely))
         else:
             edits.extend(_alias_removal(statement, alias, locator) for alias in dead)
     if not edits:
@@ -463,9 +465,17 @@ def _names_in_dunder_all(tree: ast.Module) -> set[str]:
     return set()
 
 
-def _statement_removal(statement: ast.stmt, locator: Locator, text: str) -> Edit:
+def _only_statements(tree: ast.AST) -> set[int]:
+    """ids of the statements that are alone in their block (``try:`` with one import): removing one needs a ``pass``."""
+    return {id(block[0]) for node in ast.walk(tree) for name in ("body", "orelse", "finalbody")
+            if isinstance(block := getattr(node, name, None), list) and len(block) == 1 and not isinstance(node, ast.Module)}
+
+
+def _statement_removal(statement: ast.stmt, locator: Locator, text: str, alone: bool = False) -> Edit:
     start = locator.offset_from_ast(statement.lineno, statement.col_offset)
     end = locator.offset_from_ast(statement.end_lineno, statement.end_col_offset)
+    if alone:  # the block's only statement: the block must keep one
+        return Edit(start, end, "pass")
     line_start = locator.line_starts[statement.lineno - 1]
     next_row = statement.end_lineno
     line_end = locator.line_starts[next_row] if next_row < len(locator.line_starts) else len(text)
