@@ -35,6 +35,23 @@ def test_dependency_file_names():
     assert not any(is_dependency_file(Path(n)) for n in ("setup.py", "req.txt", "README.md"))
 
 
+def test_requirement_folders_hold_dependency_files(tmp_path, monkeypatch, capsys):
+    # lightning 2.6.6 and torchmetrics 1.9.0 keep their pins in requirements/base.txt and
+    # requirements/<part>/base.txt; torchmetrics' `torch >=2.0.0, <2.9.0` allows only affected releases.
+    assert all(is_dependency_file(Path(n)) for n in ("requirements/base.txt", "requirements/pytorch/base.txt",
+                                                     "constraints/pins.txt"))
+    assert not any(is_dependency_file(Path(n)) for n in ("requirements/notes.md", "docs/requirements/a/b/c.txt",
+                                                         "data/base.txt"))
+    (tmp_path / "requirements" / "pytorch").mkdir(parents=True)
+    (tmp_path / "requirements" / "base.txt").write_text("numpy\ntorch >=2.0.0, <2.9.0\n")
+    (tmp_path / "requirements" / "pytorch" / "test.txt").write_text("torch>=2.1\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--isolated", "--output-format", "json", "."]) == 1
+    findings = json.loads(capsys.readouterr().out)
+    assert [(Path(f["filename"]).relative_to(tmp_path).as_posix(), f["code"], f["location"]["row"]) for f in findings] == [
+        ("requirements/base.txt", "TP304", 2)]
+
+
 def test_min_torch_combines_every_pin(tmp_path):
     (tmp_path / "requirements.txt").write_text("torch>=2.5\n")
     (tmp_path / "constraints.txt").write_text("torch>=2.7,<3\n")

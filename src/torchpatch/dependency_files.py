@@ -24,8 +24,15 @@ DEPENDENCY_FILE_PATTERNS = ("requirements*.txt", "constraints*.txt", "pyproject.
                             "environment*.yml", "environment*.yaml")
 
 
+#: Folders whose ``.txt`` files are requirements files, one or two levels down
+#: (``requirements/base.txt``, ``requirements/pytorch/test.txt``: lightning, torchmetrics).
+REQUIREMENT_FOLDERS = ("requirements", "constraints")
+
+
 def is_dependency_file(path: Path) -> bool:
-    return any(fnmatch.fnmatch(path.name, pattern) for pattern in DEPENDENCY_FILE_PATTERNS)
+    if any(fnmatch.fnmatch(path.name, pattern) for pattern in DEPENDENCY_FILE_PATTERNS):
+        return True
+    return path.suffix == ".txt" and any(folder.name in REQUIREMENT_FOLDERS for folder in path.parents[:2])
 
 
 @dataclass(frozen=True)
