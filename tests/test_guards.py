@@ -193,3 +193,45 @@ def test_a_local_version_compared_with_an_imported_version_constant_is_compatibi
     for other in ("cur_version >= MIN_LAYERS_2", "cur_version >= 2"):
         assert rows(lint, code.replace("cur_version >= TORCH_VERSION_2_8_0", other),
                     select=["TP101", "TP430"]) == [8, 8]
+
+
+def test_a_keyword_bound_of_a_torch_version_helper_is_a_version_check(lint):
+    # deepspeed 0.19.8 runtime/fp16/fused_optimizer.py: ``if required_torch_version(max_version=0.4):``
+    # keeps ``torch.nn.utils.clip_grad_norm`` (deprecated) for torch 0.4 only.
+    code = ("import torch\nfrom deepspeed.utils.torch import required_torch_version\n"
+            "if required_torch_version(max_version=0.4):\n    clip = torch.nn.utils.clip_grad_norm\n"
+            "else:\n    clip = torch.nn.utils.clip_grad_norm_\n")
+    assert rows(lint, code, select=["TP206"]) == []
+    newer = code.replace("max_version=0.4", "min_version=2.1")
+    assert rows(lint, newer, select=["TP206"]) == [4]  # the body is the new branch: still checked
+    both = code.replace("max_version=0.4", "min_version=0.3, max_version=0.4")
+    assert rows(lint, both, select=["TP206"]) == []  # a range: neither branch is reported
+    other = code.replace("required_torch_version(max_version=0.4)", "check_limits(max_version=0.4)")
+    assert rows(lint, other, select=["TP206"]) == [4]  # no torch in the helper's name: no check
+
+
+def test_a_parameter_probe_of_a_torch_callable_is_compatibility_code(lint):
+    # megatron-core 0.16.1 nccl_allocator.py: ``MemPool(..., symmetric=)`` exists in 2.8 and is gone in
+    # 2.9; the call runs only where the signature still has the parameter.
+    code = ("import torch\ndef get_func_args(func):\n    import inspect\n"
+            "    return [a.name for a in inspect.signature(func).parameters.values()]\n"
+            "def pool(allocator):\n    if 'symmetric' in get_func_args(torch.cuda.MemPool):\n"
+            "        return torch.cuda.MemPool(allocator, symmetric=True)\n    return torch.cuda.MemPool(allocator)\n")
+    assert rows(lint, code, select=["TP105"], min_torch="2.6") == []
+    probe = code.replace("'symmetric' in get_func_args(torch.cuda.MemPool)",
+                         "'symmetric' in inspect.signature(torch.cuda.MemPool).parameters")
+    assert rows(lint, probe, select=["TP105"], min_torch="2.6") == []
+    unprobed = code.replace("'symmetric' in get_func_args(torch.cuda.MemPool)", "'symmetric' in options")
+    assert rows(lint, unprobed, select=["TP105"], min_torch="2.6") == [7]
+
+
+def test_a_name_in_dir_of_torch_is_a_feature_probe(lint):
+    # colossalai 0.5.0 legacy/communication/collective.py: the private collective only where the public
+    # one is missing. ``"x" not in dir(dist)`` is hasattr's negation: its body is the old path, and the
+    # else (``all_gather_into_tensor``, deprecated in 2.13) stays checked.
+    code = ("import torch.distributed as dist\n"
+            "gather = dist._all_gather_base if 'all_gather_into_tensor' not in dir(dist) else dist.all_gather_into_tensor\n")
+    assert rows(lint, code, select=["TP201"]) == [2]
+    newer = ("import torch.distributed as dist\n"
+             "gather = dist.all_gather_single if 'all_gather_single' in dir(dist) else dist.all_gather_into_tensor\n")
+    assert rows(lint, newer, select=["TP201"]) == []

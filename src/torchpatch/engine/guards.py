@@ -13,6 +13,9 @@ or "less" (``headless``, ``force_conversion``, ``layer_3_3`` are no checks):
   ``is_torch_greater_or_equal("2.4")``, ``compare_versions("torch", ">=", "2.1")``,
   ``RequirementCache("torch>=2.1")``);
 - ``hasattr(<torch object>, "name")`` (or ``getattr(<torch object>, "name", None) is not None``);
+- a keyword bound on a torch-version helper (``required_torch_version(max_version=0.4)``);
+- a parameter probe of a torch callable (``"x" in inspect.signature(torch.f).parameters``): its direction
+  cannot be told, so neither branch is reported;
 - a module-level boolean whose visible definition is one of the above (``WITH_PT20 = int(...) >= 2``,
   ``has_compile = hasattr(torch, "compile")``) or is True in ``try: import new`` and False in its
   ``except ImportError:``; such a name is followed to its uses anywhere in the file;
@@ -262,7 +265,27 @@ def _names_torch_distribution(call: ast.Call) -> bool:
         and type(call.args[0]) is ast.Constant and call.args[0].value == "torch"
 
 
+def _probes_torch_signature(test: ast.Compare, facts: GuardFacts) -> bool:
+    """``"symmetric" in get_func_args(torch.cuda.MemPool)``, ``"x" in inspect.signature(torch.f).parameters``
+    (megatron-core 0.16): a parameter probe of a torch callable. Parameters come and go, so it says
+    nothing about the direction: neither branch is reported."""
+    if len(test.ops) != 1 or type(test.ops[0]) not in (ast.In, ast.NotIn):
+        return False
+    if type(test.left) is not ast.Constant or type(test.left.value) is not str:
+        return False
+    probe = test.comparators[0]
+    while type(probe) in (ast.Attribute, ast.Subscript):  # ``.parameters``, ``.args``, ``[0]``
+        probe = probe.value
+    return type(probe) is ast.Call and any(facts.is_torch(arg) for arg in probe.args)
+
+
 def _compare_meaning(test: ast.Compare, facts: GuardFacts, depth: int):
+    if _probes_torch_signature(test, facts):
+        call = test.comparators[0]
+        if type(call) is ast.Call and type(call.func) is ast.Name and call.func.id == "dir":
+            # ``"all_gather_into_tensor" not in dir(dist)`` (colossalai 0.5): hasattr by another name.
+            return ("atom", _NEW if type(test.ops[0]) is ast.In else _OLD)
+        return ("atom", _UNKNOWN)
     if len(test.ops) == 1 and type(test.ops[0]) in (ast.Is, ast.IsNot) \
             and type(test.comparators[0]) is ast.Constant and test.comparators[0].value is None:
         # ``getattr(torch, "compile", None) is not None``
@@ -349,6 +372,10 @@ def _call_meaning(call: ast.Call, facts: GuardFacts, depth: int):
         return None
     if operators:  # is_torch_version("<", "2.2"), compare_versions("torch", ">=", "2.1")
         return ("atom", _OPERATOR_MEANING[operators[0]])
+    # deepspeed's required_torch_version(min_version=2.1) / (max_version=0.4): a bound by keyword.
+    bounds = {k.arg for k in call.keywords} & {"min_version", "max_version"}
+    if bounds:
+        return ("atom", _UNKNOWN if len(bounds) == 2 else _NEW if bounds == {"min_version"} else _OLD)
     if role in (_OLD, _NEW):  # is_torch_greater_or_equal("2.4"), torch_version_at_least("2.4")
         return ("atom", role)
     return None
