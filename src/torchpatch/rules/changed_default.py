@@ -2,10 +2,36 @@
 
 from __future__ import annotations
 
+import ast
+
 from torchpatch.rules._helpers import has_double_star, has_starred
 from torchpatch.rules._wheel_rules import LazyNames, callables_with, keyword_changes_by_callable
 from torchpatch.rules.base import Invalid, Rule, Valid
 from torchpatch.versions import Version, v
+
+
+def _argument(call: ast.Call, keyword: str, position: int) -> ast.expr | None:
+    for passed in call.keywords:
+        if passed.arg == keyword:
+            return passed.value
+    return call.args[position] if position < len(call.args) else None
+
+
+def _fork_rng_forks_no_device(call: ast.Call) -> bool:
+    """``fork_rng(devices=[])`` or ``fork_rng(enabled=False)``: no device's RNG state is saved, so
+    ``device_type`` (its default ``'cuda'`` until 2.12, the current accelerator from 2.13) changes
+    nothing — both wheels only look up the device module, which exists for either value
+    (tensordict 0.15.3's CPU branch)."""
+    devices = _argument(call, "devices", 0)
+    enabled = _argument(call, "enabled", 1)
+    return (type(devices) in (ast.List, ast.Tuple) and not devices.elts) \
+        or (type(enabled) is ast.Constant and enabled.value is False)
+
+
+#: (callable, parameter) -> when a call makes that parameter's value irrelevant.
+_DEFAULT_UNUSED = {
+    ("torch.random.fork_rng", "device_type"): _fork_rng_forks_no_device,
+}
 
 
 class ChangedDefault(Rule):
@@ -37,9 +63,16 @@ class ChangedDefault(Rule):
               min_torch="2.12", target_torch="2.13"),
         # Both ends of the range already have the new default.
         Valid("import torch\nwith torch.random.fork_rng():\n    step()\n", min_torch="2.13", target_torch="2.15"),
+        # No device RNG is forked: device_type is not used.
+        Valid("import torch\nwith torch.random.fork_rng(devices=[]):\n    step()\n", min_torch="2.12",
+              target_torch="2.13"),
+        Valid("import torch\nwith torch.random.fork_rng(enabled=False):\n    step()\n", min_torch="2.12",
+              target_torch="2.13"),
     ]
     INVALID = [
         Invalid("import torch\nwith torch.random.fork_rng():\n    step()\n", min_torch="2.12", target_torch="2.13"),
+        Invalid("import torch\nwith torch.random.fork_rng(devices=[0]):\n    step()\n", min_torch="2.12",
+                target_torch="2.13"),
     ]
 
     def check_call(self, ctx, call, qualname):
@@ -48,6 +81,9 @@ class ChangedDefault(Rule):
         passed = {keyword.arg for keyword in call.keywords}
         for keyword, change in keyword_changes_by_callable().get(qualname, {}).items():
             if keyword in passed:
+                continue
+            unused = _DEFAULT_UNUSED.get((qualname, keyword))
+            if unused is not None and unused(call):
                 continue
             for release_text, old, new, position in change.get("defaults", ()):
                 release = Version.parse(release_text)
