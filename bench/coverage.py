@@ -1,6 +1,6 @@
 """Knowledge coverage: how much of the catalog and of the wheels' own facts torchpatch's rules answer.
 
-    python bench/coverage.py [--catalog PATH] [--projects DIR ...] [--markdown]
+    python bench/coverage.py [--catalog PATH] [--projects DIR ...] [--min-torch NAME=X.Y ...] [--dump FILE]
 
 Figures (README, section "Knowledge and coverage"):
 
@@ -11,7 +11,8 @@ Figures (README, section "Knowledge and coverage"):
    watches by name — members of instances need a known receiver, so they are counted apart;
 3. public names and modules of 2.4 that the newest release no longer has, and how many are watched;
 4. TorchFix's own fixture findings reported (bench/torchfix_fixtures.py);
-5. with --projects: findings per rule on real source trees, default rules plus TP104–TP208, target 2.15.
+5. with --projects: findings per rule on real source trees (default rules plus NEW_RULES, target 2.15,
+   each project's min-torch from its pins or ``--min-torch NAME=X.Y``); ``--dump`` keeps every finding.
 """
 
 from __future__ import annotations
@@ -95,22 +96,52 @@ def measure(catalog: Path) -> dict:
     return figures
 
 
-def findings_per_rule(projects: list[Path]) -> dict[str, Counter]:
+#: The rules of issue #11 measured on real code besides the default set (the opt-in TorchFix-parity
+#: and wheel-default rules included, so that their findings can be read too).
+NEW_RULES = "TP104,TP105,TP106,TP206,TP207,TP208,TP902,TP903,TP904,TP905"
 
+
+def project_min_torch(project: Path, overrides: dict[str, str]) -> str:
+    """The oldest release a project must run on: ``NAME=X.Y`` from the command line, else its own pins."""
+    from torchpatch.engine.config import min_torch_from_pins, project_root
+    from torchpatch.versions import OLDEST_KNOWN
+
+    if project.name in overrides:
+        return overrides[project.name]
+    pinned = min_torch_from_pins(project_root(project))
+    return str(pinned[0] if pinned else OLDEST_KNOWN)
+
+
+def project_findings(project: Path, min_torch: str, target: str = "2.15") -> list[dict]:
+    """Every finding of the default rules plus NEW_RULES on one tree (no configuration, no cache)."""
     import json
     import subprocess
 
-    found: dict[str, Counter] = {}
-    extra = "TP104,TP105,TP106,TP206,TP207,TP208"
+    result = subprocess.run([sys.executable, "-m", "torchpatch", "check", "--isolated", "--no-cache",
+                             "--target-torch", target, "--min-torch", min_torch, "--extend-select", NEW_RULES,
+                             "--output-format", "json", "--exit-zero", str(project)],
+                            capture_output=True, text=True)
+    try:
+        return json.loads(result.stdout or "[]")
+    except json.JSONDecodeError:
+        print(f"{project}: no JSON from torchpatch: {result.stderr.strip()[-300:]}", file=sys.stderr)
+        return []
+
+
+def findings_per_rule(projects: list[Path], min_torch: dict[str, str] | None = None,
+                      dump: Path | None = None) -> dict[str, tuple[str, Counter]]:
+    """Project name → (the min-torch it was checked with, findings per rule); ``dump`` gets every finding."""
+    import json
+
+    found: dict[str, tuple[str, Counter]] = {}
+    every: dict[str, list[dict]] = {}
     for project in projects:
-        result = subprocess.run([sys.executable, "-m", "torchpatch", "check", "--isolated", "--target-torch", "2.15",
-                                 "--extend-select", extra, "--output-format", "json", str(project)],
-                                capture_output=True, text=True)
-        try:
-            findings = json.loads(result.stdout or "[]")
-        except json.JSONDecodeError:
-            findings = []
-        found[project.name] = Counter(f["code"] for f in findings)
+        minimum = project_min_torch(project, min_torch or {})
+        findings = project_findings(project, minimum)
+        every[project.name] = findings
+        found[project.name] = (minimum, Counter(f["code"] for f in findings))
+    if dump is not None:
+        dump.write_text(json.dumps(every, indent=1), encoding="utf-8")
     return found
 
 
@@ -118,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--catalog", type=Path, default=DEFAULT_CATALOG)
     parser.add_argument("--projects", type=Path, nargs="*", default=[])
+    parser.add_argument("--min-torch", action="append", default=[], metavar="NAME=X.Y",
+                        help="min-torch for the project folder NAME (default: its own pins, else 2.4)")
+    parser.add_argument("--dump", type=Path, help="write every project finding to this JSON file")
     args = parser.parse_args(argv)
     figures = measure(args.catalog)
     done, total = figures["catalog"]
@@ -135,12 +169,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"TorchFix fixture findings reported: {reported} of {total} (the other {total - reported}: "
               f"{explained} with a documented reason)")
     if args.projects:
-        per_project = findings_per_rule(args.projects)
+        overrides = dict(item.split("=", 1) for item in args.min_torch)
+        per_project = findings_per_rule(args.projects, overrides, args.dump)
         totals: Counter = Counter()
-        for project, counts in per_project.items():
+        new = set(NEW_RULES.split(","))
+        for project, (minimum, counts) in per_project.items():
             totals.update(counts)
-            print(f"{project}: " + ", ".join(f"{code} {n}" for code, n in sorted(counts.items())))
+            print(f"{project} (min-torch {minimum}, target 2.15): "
+                  + ", ".join(f"{code} {n}" for code, n in sorted(counts.items())))
         print("all: " + ", ".join(f"{code} {n}" for code, n in sorted(totals.items())))
+        print(f"all, {sum(totals.values())} findings; of the rules measured on top of the defaults "
+              f"({NEW_RULES}): {sum(n for code, n in totals.items() if code in new)}")
     return 0
 
 
