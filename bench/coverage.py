@@ -112,13 +112,13 @@ def project_min_torch(project: Path, overrides: dict[str, str]) -> str:
     return str(pinned[0] if pinned else OLDEST_KNOWN)
 
 
-def project_findings(project: Path, min_torch: str, target: str = "2.15") -> list[dict]:
-    """Every finding of the default rules plus NEW_RULES on one tree (no configuration, no cache)."""
+def project_findings(project: Path, min_torch: str, target: str = "2.15", extra: str = NEW_RULES) -> list[dict]:
+    """Every finding of the default rules plus ``extra`` on one tree (no configuration, no cache)."""
     import json
     import subprocess
 
     result = subprocess.run([sys.executable, "-m", "torchpatch", "check", "--isolated", "--no-cache",
-                             "--target-torch", target, "--min-torch", min_torch, "--extend-select", NEW_RULES,
+                             "--target-torch", target, "--min-torch", min_torch, "--extend-select", extra,
                              "--output-format", "json", "--exit-zero", str(project)],
                             capture_output=True, text=True)
     try:
