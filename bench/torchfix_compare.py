@@ -3,7 +3,7 @@
     python bench/torchfix_compare.py DIR ... [--min-torch NAME=X.Y ...] [--torchfix-output DIR] [--list]
 
 Runs TorchFix (``torchfix`` with its default rules, the test extra pins 0.7.0) and torchpatch (default
-rules plus the opt-in ones that answer a TorchFix code and bench/coverage.py's NEW_RULES, target 2.15,
+rules plus the opt-in ones that answer a default TorchFix code, and bench/coverage.py's NEW_RULES, target 2.15,
 each project's min-torch as in coverage.py) on each tree, and matches findings by file, row and meaning:
 a TorchFix finding is "found by both" when torchpatch reports, on the same row of the same file, one of the
 rules its TorchFix code redirects to (``--select TOR…``). Prints, per project and in all: found by both,
@@ -32,13 +32,24 @@ def torchfix_findings(project: Path, saved: Path | None) -> list[tuple[str, int,
     if saved is not None and (saved / f"{project.name}.txt").exists():
         text = (saved / f"{project.name}.txt").read_text(encoding="utf-8", errors="replace")
     else:
-        text = subprocess.run(["torchfix", str(project.resolve())], capture_output=True, text=True).stdout
+        text = subprocess.run(["torchfix", "."], capture_output=True, text=True, cwd=project.resolve()).stdout
+    root = project.resolve()
     found = []
     for line in text.splitlines():
         match = _TORCHFIX_LINE.match(line)
         if match:
-            found.append((str(Path(match["path"]).resolve()), int(match["row"]), match["code"], match["message"]))
+            found.append((str(_located(Path(match["path"]), root)), int(match["row"]), match["code"], match["message"]))
     return found
+
+
+def _located(path: Path, root: Path) -> Path:
+    """TorchFix prints paths relative to the folder it ran in: find the tree's own name in them."""
+    if path.is_absolute():
+        return path.resolve()
+    parts = path.parts
+    if root.name in parts:
+        return root.joinpath(*parts[parts.index(root.name) + 1:])
+    return (root / path).resolve()
 
 
 def compare(project: Path, min_torch: str, saved: Path | None):
@@ -46,7 +57,9 @@ def compare(project: Path, min_torch: str, saved: Path | None):
     from torchpatch.engine.settings import torchfix_redirects
 
     redirects = torchfix_redirects()
-    answering = sorted({code for codes in redirects.values() for code in codes})
+    # TorchFix's default set leaves out TOR3xx, TOR4xx and TOR9xx; the opt-in rules answering the rest are added.
+    answering = sorted({code for tor, codes in redirects.items() if not tor.startswith(("TOR3", "TOR4", "TOR9"))
+                        for code in codes})
     ours = project_findings(project, min_torch, extra=",".join([NEW_RULES, *answering]))
     theirs = torchfix_findings(project, saved)
     at_row: dict[tuple[str, int], set[str]] = {}
