@@ -59,6 +59,24 @@ def test_min_torch_combines_every_pin(tmp_path):
     assert (str(version), where) == ("2.7", "constraints.txt, requirements.txt")
 
 
+def test_min_torch_is_the_oldest_install_any_requirements_file_allows(tmp_path):
+    # torchmetrics 1.9.0: typing.txt pins torch for the type checker; base.txt is what users install.
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "base.txt").write_text("numpy\ntorch >=2.0.0, <2.9.0\n")
+    (tmp_path / "requirements" / "typing.txt").write_text("mypy==1.17.1\ntorch ==2.8.0\n")
+    (tmp_path / "requirements-docs.txt").write_text("torch\n")  # no version: says nothing
+    version, where = min_torch_from_pins(tmp_path)
+    assert (str(version), where) == ("2.4", "base.txt")
+
+
+def test_constraint_files_bound_every_install(tmp_path):
+    (tmp_path / "requirements.txt").write_text("torch>=2.4\n")
+    (tmp_path / "requirements-gpu.txt").write_text("torch>=2.6\n")
+    (tmp_path / "constraints.txt").write_text("torch>=2.5\n")
+    assert min_torch_from_pins(tmp_path) == (min_torch_from_pins(tmp_path)[0], "constraints.txt, requirements.txt")
+    assert str(min_torch_from_pins(tmp_path)[0]) == "2.5"
+
+
 def test_pins_are_reported_with_noqa_and_json(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "requirements.txt").write_text("numpy\ntorch==2.5.1\n")

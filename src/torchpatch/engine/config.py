@@ -108,23 +108,46 @@ _PIN_FILES = ("pyproject.toml", "setup.cfg", "requirements*.txt", "constraints*.
 
 
 def min_torch_from_pins(root: Path) -> tuple[Version, str] | None:
-    """The oldest known release allowed by every torch pin found in the project's files, and where it came from."""
-    from packaging.version import Version as PackagingVersion
+    """The oldest known release some environment of the project allows, and the files that say so.
 
-    found: list[tuple["SpecifierSet", str]] = []
-    seen: set[Path] = set()
+    Each requirements file (with what it includes) and each of ``pyproject.toml``, ``setup.cfg`` and
+    ``environment.yml`` describes an install of its own: ``requirements/typing.txt`` pinning
+    ``torch==2.8.0`` for a type checker does not lift the floor that ``requirements/base.txt`` sets at
+    2.0 (torchmetrics 1.9.0). So the answer is the oldest release any of them allows — the
+    conservative end, since a fix is safe only from min-torch. Constraint files (``constraints*.txt``)
+    bound every install. A file whose torch entries carry no version says nothing and is skipped.
+    """
+    environments: list[list[tuple["SpecifierSet", str]]] = []
+    constraints: list[tuple["SpecifierSet", str]] = []
     for pattern in _PIN_FILES:
         for path in sorted(root.glob(pattern)):
-            found.extend(torch_pins(path, seen))
-    if not found:
+            pins = [pin for pin in torch_pins(path) if str(pin[0])]
+            if not pins:
+                continue
+            if path.name.startswith("constraints"):
+                constraints.extend(pins)
+            else:
+                environments.append(pins)
+    if not environments and not constraints:
         return None
-    where = ", ".join(sorted({name for _, name in found}))
+    best: tuple[Version, str] | None = None
+    for pins in environments or [[]]:
+        found = pins + constraints
+        oldest = _oldest_release_allowed(found)
+        if best is None or oldest < best[0]:
+            best = (oldest, ", ".join(sorted({name for _, name in found})))
+    return best
+
+
+def _oldest_release_allowed(pins: list[tuple["SpecifierSet", str]]) -> Version:
+    from packaging.version import Version as PackagingVersion
+
     for release in KNOWN_RELEASES:
         candidates = [PackagingVersion(f"{release}.{patch}") for patch in range(0, 10)]
-        if any(all(spec.contains(c, prereleases=True) for spec, _ in found) for c in candidates):
-            return release, where
+        if any(all(spec.contains(c, prereleases=True) for spec, _ in pins) for c in candidates):
+            return release
     # Pins that allow none of the known releases (e.g. torch<2.4): the oldest we know is the best answer.
-    return OLDEST_KNOWN, where
+    return OLDEST_KNOWN
 
 
 def torch_pins(path: Path, seen: set[Path] | None = None) -> list[tuple["SpecifierSet", str]]:
