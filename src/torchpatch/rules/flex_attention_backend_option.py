@@ -17,8 +17,7 @@ class FlexAttentionBackendOption(Rule):
     ## What it does
     Flags `flex_attention(..., kernel_options={..., "FORCE_USE_FLEX_ATTENTION": True})` written
     as a dict literal in the call. Combined with `"BACKEND"` in the same dict it is an error from
-    2.10 on; alone it is reported when every release you support (min-torch 2.10 or later) has
-    `"BACKEND"`, with an unsafe fix to `"BACKEND": "TRITON"`.
+    2.10 on; alone it is the legacy spelling, with an unsafe fix to `"BACKEND": "TRITON"`.
 
     ## Why is this bad?
     PyTorch 2.10 added `kernel_options["BACKEND"]` (`"AUTO"`, `"TRITON"`, `"FLASH"`,
@@ -39,7 +38,8 @@ class FlexAttentionBackendOption(Rule):
     fix_safety_note = (
         "In the 2.10.0 … 2.15.0 wheels `FORCE_USE_FLEX_ATTENTION=True` under the default `BACKEND=\"AUTO\"` and "
         "`BACKEND=\"TRITON\"` both skip flex decoding and FLASH in Inductor's lowering, but FlexAttention's kernel "
-        "options are API-unstable, so review the result; below 2.10 `BACKEND` is not read at all."
+        "options are API-unstable, so review the result; below 2.10 `BACKEND` is not read at all (the call may "
+        "then pick the flex-decoding kernel)."
     )
     references = ("https://docs.pytorch.org/docs/stable/nn.attention.flex_attention.html",)
     catalog_ids = ("attn.flex-backend-option",)
@@ -48,9 +48,9 @@ class FlexAttentionBackendOption(Rule):
     VALID = [
         "from torch.nn.attention.flex_attention import flex_attention\n"
         "out = flex_attention(q, k, v, kernel_options={\"BACKEND\": \"TRITON\"})\n",
-        # The legacy knob alone, where 2.9 (no BACKEND) must still run.
-        "from torch.nn.attention.flex_attention import flex_attention\n"
-        "out = flex_attention(q, k, v, kernel_options={\"FORCE_USE_FLEX_ATTENTION\": True})\n",
+        # The legacy knob alone, before 2.10 (no BACKEND there).
+        Valid("from torch.nn.attention.flex_attention import flex_attention\n"
+              "out = flex_attention(q, k, v, kernel_options={\"FORCE_USE_FLEX_ATTENTION\": True})\n", target_torch="2.9"),
         "from torch.nn.attention.flex_attention import flex_attention\n"
         "out = flex_attention(q, k, v, kernel_options={\"BACKEND\": \"AUTO\", \"FORCE_USE_FLEX_ATTENTION\": False})\n",
         Valid("from torch.nn.attention.flex_attention import flex_attention\n"
@@ -63,8 +63,7 @@ class FlexAttentionBackendOption(Rule):
         Invalid("import torch.nn.attention.flex_attention as fa\n"
                 "out = fa.flex_attention(q, k, v, block_mask=mask, kernel_options={\"FORCE_USE_FLEX_ATTENTION\": True})\n",
                 fixed="import torch.nn.attention.flex_attention as fa\n"
-                      "out = fa.flex_attention(q, k, v, block_mask=mask, kernel_options={\"BACKEND\": \"TRITON\"})\n",
-                min_torch="2.10"),
+                      "out = fa.flex_attention(q, k, v, block_mask=mask, kernel_options={\"BACKEND\": \"TRITON\"})\n"),
     ]
 
     def check_call(self, ctx, call, qualname):
@@ -83,9 +82,7 @@ class FlexAttentionBackendOption(Rule):
                 f"`kernel_options` with both `BACKEND` and `{_LEGACY}=True` raises RuntimeError from PyTorch "
                 f"{self.changed_in}: BACKEND supersedes the legacy knob; drop `{_LEGACY}`"))
             return
-        if ctx.min_torch < self.replacement_since:
-            return
-        fix = Fix('Use `"BACKEND": "TRITON"`', [Edit(ctx.start(key), ctx.end(value), '"BACKEND": "TRITON"')], UNSAFE)
+        fix = Fix(f'Use `"BACKEND": "TRITON"`{ctx.needs_note(self.replacement_since)}', [Edit(ctx.start(key), ctx.end(value), '"BACKEND": "TRITON"')], UNSAFE)
         yield ctx.diagnostic(key, (
             f"`kernel_options[\"{_LEGACY}\"]` is the legacy knob since PyTorch {self.changed_in}; "
             "use `\"BACKEND\": \"TRITON\"`"), fix)
