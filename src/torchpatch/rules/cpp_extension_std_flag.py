@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 
 from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v
@@ -14,6 +15,7 @@ _FLAG_KEYWORDS = {
     **{f"{_MODULE}.{name}": ("extra_compile_args",) for name in ("CppExtension", "CUDAExtension", "SyclExtension")},
     **{f"{_MODULE}.{name}": ("extra_cflags", "extra_cuda_cflags", "extra_sycl_cflags") for name in ("load", "load_inline")},
 }
+_REPORTED: "weakref.WeakKeyDictionary[ast.AST, set[int]]" = weakref.WeakKeyDictionary()
 _OLD_STANDARD = re.compile(r"^(?:-std=(?:c|gnu)\+\+(?:98|03|0x|11|1y|14|1z|17)|/std:c\+\+1[47])$")
 
 
@@ -23,7 +25,9 @@ class CppExtensionStdFlag(Rule):
     Flags `-std=c++17` (and `-std=gnu++17`, `/std:c++17`, or an older standard) written as a literal in
     the compiler flags of `torch.utils.cpp_extension.CppExtension` / `CUDAExtension` /
     `SyclExtension` (`extra_compile_args`, a list or a `{"cxx": [...], "nvcc": [...]}` dict) and of
-    `load` / `load_inline` (`extra_cflags`, `extra_cuda_cflags`, `extra_sycl_cflags`).
+    `load` / `load_inline` (`extra_cflags`, `extra_cuda_cflags`, `extra_sycl_cflags`): in the call,
+    or in what a name passed there is assigned in the same function or module (through `+` and
+    helper calls such as `append_nvcc_threads([...])`).
 
     ## Why is this bad?
     PyTorch 2.12 builds extensions with `-std=c++20` (`/std:c++20` on MSVC): the 2.11.0 wheel's
@@ -64,6 +68,9 @@ class CppExtensionStdFlag(Rule):
                 fixed="from torch.utils.cpp_extension import CUDAExtension\n"
                       "ext = CUDAExtension(\"ext\", [\"ext.cu\"],\n"
                       "                    extra_compile_args={\"cxx\": [\"-O3\"], \"nvcc\": [\"-O3\"]})\n"),
+        Invalid("from torch.utils.cpp_extension import CUDAExtension\n"
+                "extra_compile_args = {\"cxx\": [\"-O3\", \"-std=c++17\"], \"nvcc\": threads([\"-O3\"]) + cc_flag}\n"
+                "ext = CUDAExtension(\"ext\", [\"ext.cu\"], extra_compile_args=extra_compile_args)\n"),
         Invalid("import torch.utils.cpp_extension\n"
                 "mod = torch.utils.cpp_extension.load_inline(\"ext\", src, extra_cflags=[\"-std=c++17\"])\n",
                 fixed="import torch.utils.cpp_extension\n"
@@ -71,19 +78,55 @@ class CppExtensionStdFlag(Rule):
     ]
 
     def check_call(self, ctx, call, qualname):
+        reported = _REPORTED.setdefault(ctx.tree, set())
         for item in call.keywords:
             if item.arg not in _FLAG_KEYWORDS[qualname]:
                 continue
-            lists = item.value.values if isinstance(item.value, ast.Dict) else [item.value]
-            for flags in lists:
-                if not isinstance(flags, (ast.List, ast.Tuple)):
-                    continue
+            for flags in _flag_lists(ctx, call, item.value, depth=0):
                 for index, flag in enumerate(flags.elts):
-                    if isinstance(flag, ast.Constant) and isinstance(flag.value, str) and _OLD_STANDARD.match(flag.value):
-                        fix = Fix(f"Drop `{flag.value}`", [_remove_element(ctx, flags, index)], UNSAFE)
-                        yield ctx.diagnostic(flag, (
-                            f"`{flag.value}` overrides the C++ standard torch builds extensions with: `-std=c++20` "
-                            f"since PyTorch {self.changed_in}, whose headers use C++20; drop it"), fix)
+                    if not (isinstance(flag, ast.Constant) and isinstance(flag.value, str)
+                            and _OLD_STANDARD.match(flag.value)) or id(flag) in reported:
+                        continue
+                    reported.add(id(flag))
+                    fix = Fix(f"Drop `{flag.value}`", [_remove_element(ctx, flags, index)], UNSAFE)
+                    yield ctx.diagnostic(flag, (
+                        f"`{flag.value}` overrides the C++ standard torch builds extensions with: `-std=c++20` "
+                        f"since PyTorch {self.changed_in}, whose headers use C++20; drop it"), fix)
+
+
+def _flag_lists(ctx, call: ast.Call, value: ast.expr, depth: int):
+    """The list literals whose strings reach the compiler: the value itself, a dict's values, both sides of `+`,
+    the arguments of a helper call (`append_nvcc_threads([...])`), and what a plain name is assigned in the
+    call's own function (or module)."""
+    if depth > 6:
+        return
+    if isinstance(value, (ast.List, ast.Tuple)):
+        yield value
+    elif isinstance(value, ast.Dict):
+        for item in value.values:
+            yield from _flag_lists(ctx, call, item, depth + 1)
+    elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        yield from _flag_lists(ctx, call, value.left, depth + 1)
+        yield from _flag_lists(ctx, call, value.right, depth + 1)
+    elif isinstance(value, ast.Call):
+        for argument in value.args:
+            yield from _flag_lists(ctx, call, argument, depth + 1)
+    elif isinstance(value, ast.Name):
+        for assigned in _assignments(ctx, call, value.id):
+            yield from _flag_lists(ctx, call, assigned, depth + 1)
+
+
+def _assignments(ctx, call: ast.Call, name: str):
+    scope = ctx.parent_of(call)
+    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        scope = ctx.parent_of(scope)
+    pending = list(ast.iter_child_nodes(scope or ctx.tree))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            yield node.value
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            pending.extend(ast.iter_child_nodes(node))
 
 
 def _remove_element(ctx, sequence: ast.List | ast.Tuple, index: int) -> Edit:
