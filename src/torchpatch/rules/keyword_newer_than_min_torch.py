@@ -24,7 +24,23 @@ _NORMS = {
     "torch.nn.modules.normalization": ("GroupNorm",),
 }
 _LOSS_WEIGHT = {"weight": NewKeyword("2.6", None)}
-_ENUM_DEFAULT = object()  # a default no literal equals
+
+
+class EnumDefault:
+    """An enum member's default, by its value: equal to the member, never to a literal (so never dropped)."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __eq__(self, other) -> bool:
+        return getattr(other, "value", None) == self.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return f"<enum member {self.value!r}>"
+
 
 #: Callable -> its keywords that are newer than 2.4, with the first release that accepts each. Every version
 #: was read from the wheels' signatures (2.4.1 ... 2.14.1, by AST) and the 2.13 ones checked with inspect.
@@ -41,7 +57,7 @@ NEW_KEYWORDS: dict[str, dict[str, NewKeyword]] = {
     # DCP's safetensors output (2.8.0 wheel: `FileSystemWriter.__init__(..., serialization_format:
     # SerializationFormat = SerializationFormat.TORCH_SAVE)`; 2.7.1 has no such parameter). Its default is an
     # enum member, never a literal, so a call passing it is reported without a fix.
-    **{f"{prefix}.FileSystemWriter": {"serialization_format": NewKeyword("2.8", _ENUM_DEFAULT)}
+    **{f"{prefix}.FileSystemWriter": {"serialization_format": NewKeyword("2.8", EnumDefault("torch_save"))}
        for prefix in ("torch.distributed.checkpoint", "torch.distributed.checkpoint.filesystem")},
 }
 
