@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+
 from torchpatch.rules._helpers import has_double_star, keyword
 from torchpatch.rules._onnx_calls import EXPORT, takes_new_exporter
 from torchpatch.rules.base import Invalid, Rule, Valid
 from torchpatch.versions import Version, v
+
+#: `opset_version` was the 10th positional parameter of `torch.onnx.export` in 2.4.1 (keyword-only from 2.5).
+_OPSET_POSITION = 9
 
 
 def default_opset(release: Version, new_exporter: bool) -> int:
@@ -62,6 +67,8 @@ class OnnxExportDefaultOpset(Rule):
     def check_call(self, ctx, call, qualname):
         if keyword(call, "opset_version") is not None or has_double_star(call):
             return
+        if any(isinstance(item, ast.Starred) for item in call.args) or len(call.args) > _OPSET_POSITION:
+            return  # 2.4 still took opset_version positionally: it may be among these
         old_exporter = takes_new_exporter(ctx, call, ctx.min_torch)
         new_exporter = takes_new_exporter(ctx, call, ctx.target)
         if old_exporter is None or new_exporter is None:
