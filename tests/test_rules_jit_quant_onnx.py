@@ -54,7 +54,7 @@ CLEAN = [
     "import torch\nm = torch.hub.load(repo, 'm', trust_repo='check')\n",
     "import torch\ntorch.backends.cuda.preferred_linalg_library('default')\n",
     "import torch\ntorch.backends.cuda.preferred_linalg_library(backend)\n",  # unknown value: not flagged
-    "import torch\ntorch.onnx.export(m, (x,), 'm.onnx', dynamo=True)\n",
+    "import torch\ntorch.onnx.export(m, (x,), 'm.onnx', dynamo=True, opset_version=18)\n",  # (no TP436: opset given)
     "import torch\ntorch.onnx.export(m, (x,), 'm.onnx', **options)\n",
     "import torch\ntorch.onnx.export(*arguments, dynamo=False)\n",
     "import torch.distributed._symmetric_memory as symm_mem\nhandle = symm_mem.rendezvous(buf, group)\n",

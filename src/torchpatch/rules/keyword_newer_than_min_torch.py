@@ -25,6 +25,23 @@ _NORMS = {
 }
 _LOSS_WEIGHT = {"weight": NewKeyword("2.6", None)}
 
+
+class EnumDefault:
+    """An enum member's default, by its value: equal to the member, never to a literal (so never dropped)."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __eq__(self, other) -> bool:
+        return getattr(other, "value", None) == self.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return f"<enum member {self.value!r}>"
+
+
 #: Callable -> its keywords that are newer than 2.4, with the first release that accepts each. Every version
 #: was read from the wheels' signatures (2.4.1 ... 2.14.1, by AST) and the 2.13 ones checked with inspect.
 NEW_KEYWORDS: dict[str, dict[str, NewKeyword]] = {
@@ -37,6 +54,11 @@ NEW_KEYWORDS: dict[str, dict[str, NewKeyword]] = {
     **{f"{prefix}.Adam": {"decoupled_weight_decay": NewKeyword("2.7", False)}
        for prefix in ("torch.optim", "torch.optim.adam")},
     **{f"{prefix}.LBFGS": {"maximize": NewKeyword("2.14", False)} for prefix in ("torch.optim", "torch.optim.lbfgs")},
+    # DCP's safetensors output (2.8.0 wheel: `FileSystemWriter.__init__(..., serialization_format:
+    # SerializationFormat = SerializationFormat.TORCH_SAVE)`; 2.7.1 has no such parameter). Its default is an
+    # enum member, never a literal, so a call passing it is reported without a fix.
+    **{f"{prefix}.FileSystemWriter": {"serialization_format": NewKeyword("2.8", EnumDefault("torch_save"))}
+       for prefix in ("torch.distributed.checkpoint", "torch.distributed.checkpoint.filesystem")},
 }
 
 
@@ -47,7 +69,8 @@ class KeywordNewerThanMinTorch(Rule):
     accept yet: `GroupNorm`/`SyncBatchNorm`/`BatchNorm*d`/`InstanceNorm*d(..., bias=)` (2.12),
     `Module.modules(remove_duplicate=)` (2.11), `torch.optim.Adam(..., decoupled_weight_decay=)`
     (2.7), `F.mse_loss`/`l1_loss`/`huber_loss(..., weight=)` (2.6),
-    `pad_sequence(..., padding_side=)` (2.5) and `torch.optim.LBFGS(..., maximize=)` (2.14).
+    `pad_sequence(..., padding_side=)` (2.5), `torch.optim.LBFGS(..., maximize=)` (2.14) and
+    `torch.distributed.checkpoint.FileSystemWriter(..., serialization_format=)` (2.8).
     Method calls on objects of unknown type are not checked.
 
     ## Why is this bad?
@@ -80,7 +103,7 @@ class KeywordNewerThanMinTorch(Rule):
         "https://docs.pytorch.org/docs/stable/generated/torch.optim.Adam.html",
         "https://docs.pytorch.org/docs/stable/generated/torch.nn.utils.rnn.pad_sequence.html",
     )
-    catalog_ids = ("misc.nn-new-params",)
+    catalog_ids = ("misc.nn-new-params", "dist.dcp-safetensors")
     calls = frozenset(NEW_KEYWORDS)
 
     VALID = [
@@ -103,6 +126,8 @@ class KeywordNewerThanMinTorch(Rule):
                 "    padding_side=\"right\",\n)\n",
                 fixed="from torch.nn.utils.rnn import pad_sequence\nbatch = pad_sequence(\n    seqs,\n    batch_first=True,\n)\n"),
         Invalid("from torch.optim import LBFGS\nopt = LBFGS(params, maximize=True)\n", min_torch="2.13"),
+        Invalid("import torch.distributed.checkpoint as dcp\nfrom torch.distributed.checkpoint.filesystem import SerializationFormat\n"
+                "writer = dcp.FileSystemWriter(path, serialization_format=SerializationFormat.SAFETENSORS)\n"),
     ]
 
     def check_call(self, ctx, call, qualname):

@@ -5,18 +5,13 @@ from __future__ import annotations
 import ast
 
 from torchpatch.rules._helpers import add_keyword, has_double_star, keyword
+from torchpatch.rules._onnx_calls import is_exported_program
 from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v
 
 #: ``dynamo`` was the 17th positional parameter of ``torch.onnx.export`` in PyTorch 2.4.
 _DYNAMO_POSITION = 16
 
-#: Calls that return an ``ExportedProgram``. ``torch.onnx.export`` sends one to the torch.export-based
-#: exporter whatever ``dynamo`` says (``if dynamo is True or isinstance(model, ExportedProgram)`` in the
-#: 2.5.1 … 2.15.0 wheels), so the 2.9 default flip does not change what such a call does.
-_EXPORTED_PROGRAM_MAKERS = frozenset({
-    "torch.export.export", "torch.export.load", "torch.export.export_for_training", "torch.export.draft_export",
-})
 
 
 class OnnxExportDynamoDefault(Rule):
@@ -63,15 +58,15 @@ class OnnxExportDynamoDefault(Rule):
     calls = frozenset({"torch.onnx.export"})
 
     VALID = [
-        'import torch\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=True)\n',
-        'import torch\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=False)\n',
+        'import torch\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=True, opset_version=18)\n',
+        'import torch\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=False, opset_version=17)\n',
         'import torch\nopts = {"dynamo": True}\ntorch.onnx.export(model, (x,), "m.onnx", **opts)\n',
         Valid('import torch\nonnx_program = torch.onnx.export(model, (x,))\n', min_torch="2.9"),
         'import tf2onnx\ntf2onnx.export(model, "m.onnx")\n',
         'class Exporter:\n    def run(self):\n        self.onnx.export(self.model, "m.onnx")\n',
         # An ExportedProgram takes the torch.export-based exporter whatever `dynamo` says (2.5+).
-        'import torch\nep = torch.export.export(model, (x,), strict=False)\ntorch.onnx.export(ep, (x,), "m.onnx")\n',
-        'import torch\ndef save(path):\n    program = torch.export.load(path)\n    torch.onnx.export(program, f="m.onnx")\n',
+        'import torch\nep = torch.export.export(model, (x,), strict=False)\ntorch.onnx.export(ep, (x,), "m.onnx", opset_version=18)\n',
+        'import torch\ndef save(path):\n    program = torch.export.load(path)\n    torch.onnx.export(program, f="m.onnx", opset_version=18)\n',
     ]
     INVALID = [
         Invalid('import torch\ntorch.onnx.export(model, (x,), "m.onnx")\n',
@@ -94,7 +89,7 @@ class OnnxExportDynamoDefault(Rule):
             return  # fallback= is TP102's
         if any(isinstance(argument, ast.Starred) for argument in call.args) or len(call.args) > _DYNAMO_POSITION:
             return
-        if call.args and _is_exported_program(ctx, call.args[0], call):
+        if call.args and is_exported_program(ctx, call.args[0], call):
             return
         message = (f"`torch.onnx.export` without `dynamo=`: the default became `dynamo=True` (the torch.export-based "
                    f"exporter) in PyTorch {self.changed_in}; your minimum is {ctx.min_torch}")
@@ -103,21 +98,3 @@ class OnnxExportDynamoDefault(Rule):
         fix = Fix(message="Pass `dynamo=False` to keep the TorchScript-based exporter (deprecated since 2.8)",
                   edits=[add_keyword(ctx, call, "dynamo=False")], applicability=UNSAFE)
         yield ctx.diagnostic(call, message, fix)
-
-
-def _is_exported_program(ctx, model: ast.expr, call: ast.Call) -> bool:
-    """``torch.export.export(...)`` itself, or a name whose every assignment in the enclosing function (or
-    module) is one: the same object whichever release runs it."""
-    if isinstance(model, ast.Call):
-        return ctx.resolves_to(model.func) in _EXPORTED_PROGRAM_MAKERS
-    if not isinstance(model, ast.Name):
-        return False
-    scope = ctx.parent_of(call)
-    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-        scope = ctx.parent_of(scope)
-    values = [node.value for node in ast.walk(scope or ctx.tree)
-              if isinstance(node, (ast.Assign, ast.AnnAssign))
-              and any(isinstance(target, ast.Name) and target.id == model.id
-                      for target in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
-    return bool(values) and all(isinstance(value, ast.Call) and ctx.resolves_to(value.func) in _EXPORTED_PROGRAM_MAKERS
-                                for value in values)

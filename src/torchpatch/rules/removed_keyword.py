@@ -26,6 +26,8 @@ class RemovedKeyword(Rule):
     summary = "A keyword argument the target release's signature no longer accepts (read from the wheels)"
     removed_in = v("2.5")
     references = ("https://github.com/pytorch/pytorch/releases",)
+    # dist.dcp-safetensors: HuggingFaceStorageWriter/Reader (2.8) lost `token` and `save_sharded` in 2.9.
+    catalog_ids = ("dist.dcp-safetensors",)
     calls = LazyNames(lambda: callables_with("removed"))
 
     VALID = [
@@ -39,6 +41,8 @@ class RemovedKeyword(Rule):
         Invalid("from torch.fx.experimental.proxy_tensor import make_fx\ngm = make_fx(f, stack_trace=True)(x)\n",
                 target_torch="2.9"),
         Invalid("import torch\nok = torch.masked.is_masked_tensor(a=t)\n"),
+        Invalid("from torch.distributed.checkpoint import HuggingFaceStorageWriter\n"
+                "writer = HuggingFaceStorageWriter(path, token=hf_token)\n", min_torch="2.8"),
     ]
 
     def check_call(self, ctx, call, qualname):
