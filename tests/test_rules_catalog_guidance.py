@@ -1,0 +1,66 @@
+"""Catalog rows answered by behaviour and guidance rules (and by the generic TP902): each row's real pattern,
+look-alikes that stay clean, and each claim checked against real torch (CI installs 2.13.0 CPU)."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+# (code, expected rule, options)
+FLAGGED = [
+    # misc.device-defaults: fork_rng(device_type=) "cuda" -> None (current accelerator) in 2.13, via TP902
+    ("import torch\nwith torch.random.fork_rng(devices=[0]):\n    sample()\n", "TP902",
+     {"min_torch": "2.12", "target": "2.13"}),
+    ("from torch.random import fork_rng\nwith fork_rng():\n    sample()\n", "TP902", {"min_torch": "2.9", "target": "2.15"}),
+    # export.allow-override-default: allow_override False -> True in 2.13, via TP902
+    ("import torch.library\n@torch.library.register_fake('mylib::custom_linear')\ndef _(x, w):\n    return x @ w\n",
+     "TP902", {"min_torch": "2.12", "target": "2.13"}),
+    # jit.functional-optim
+    ("import torch.distributed.optim as dopt\nopt = dopt._FunctionalAdamW([], lr=1e-3, _allow_empty_param_list=True)\n",
+     "TP255", {}),
+    ("from torch.distributed.optim.utils import as_functional_optim\nf = as_functional_optim(torch.optim.Adam, lr=1)\n",
+     "TP255", {}),
+]
+
+CLEAN = [
+    ("import torch\nwith torch.random.fork_rng(device_type='cuda'):\n    sample()\n", {"min_torch": "2.12", "target": "2.13"}),
+    ("import torch\nwith torch.random.fork_rng():\n    sample()\n", {"min_torch": "2.13", "target": "2.15"}),
+    ("import torch\n@torch.library.register_fake('mylib::f', allow_override=False)\ndef _(x):\n    return x\n",
+     {"min_torch": "2.12", "target": "2.13"}),
+    ("import torch.distributed.optim as dopt\nopt = dopt.ZeroRedundancyOptimizer(ps, torch.optim.SGD, lr=0.1)\n", {}),
+]
+
+
+@pytest.mark.parametrize("code, expected, options", FLAGGED, ids=[f"{c}-{i}" for i, (_, c, _) in enumerate(FLAGGED)])
+def test_flagged(lint, code, expected, options):
+    result = lint(code, select=["ALL"], **options)
+    assert result.error is None
+    assert expected in [f.code for f in result.findings]
+
+
+@pytest.mark.parametrize("code, options", CLEAN, ids=range(len(CLEAN)))
+def test_clean(lint, code, options):
+    result = lint(code, select=["ALL"], **options)
+    assert result.error is None
+    assert [(f.code, f.message) for f in result.findings] == []
+
+
+# -- the claims, against the installed torch (2.13) --------------------------------------------------------------
+
+@pytest.mark.torch
+def test_2_13_defaults_of_fork_rng_and_register_fake():
+    torch = pytest.importorskip("torch")
+    assert inspect.signature(torch.random.fork_rng).parameters["device_type"].default is None
+    assert inspect.signature(torch.library.register_fake).parameters["allow_override"].default is True
+    assert inspect.signature(torch.library.Library.impl).parameters["allow_override"].default is True
+
+
+@pytest.mark.torch
+def test_functional_optimizers_warn_on_construction():
+    torch = pytest.importorskip("torch")
+    from torch.distributed.optim import _FunctionalSGD, as_functional_optim
+    for build in (lambda: as_functional_optim(torch.optim.SGD, lr=0.1),
+                  lambda: _FunctionalSGD([], lr=0.1, _allow_empty_param_list=True)):
+        with pytest.warns(DeprecationWarning, match="TorchScript. support for functional optimizers is deprecated"):
+            build()
