@@ -21,6 +21,9 @@ FLAGGED = [
      "TP255", {}),
     ("from torch.distributed.optim.utils import as_functional_optim\nf = as_functional_optim(torch.optim.Adam, lr=1)\n",
      "TP255", {}),
+    # compile.deterministic
+    ("import torch as th\nnet = th.compile(net)\nif cfg.det:\n    th.use_deterministic_algorithms(mode=True)\n", "TP440",
+     {"min_torch": "2.4", "target": "2.10"}),
 ]
 
 CLEAN = [
@@ -28,6 +31,11 @@ CLEAN = [
     ("import torch\nwith torch.random.fork_rng():\n    sample()\n", {"min_torch": "2.13", "target": "2.15"}),
     ("import torch\n@torch.library.register_fake('mylib::f', allow_override=False)\ndef _(x):\n    return x\n",
      {"min_torch": "2.12", "target": "2.13"}),
+    # Another library's compile; a deterministic switch that is off.
+    ("import torch\nfrom mylib import compile\ntorch.use_deterministic_algorithms(True)\nm = compile(model)\n",
+     {"min_torch": "2.9", "target": "2.13"}),
+    ("import torch\ntorch.use_deterministic_algorithms(mode=False)\nm = torch.compile(model)\n",
+     {"min_torch": "2.9", "target": "2.13"}),
     ("import torch.distributed.optim as dopt\nopt = dopt.ZeroRedundancyOptimizer(ps, torch.optim.SGD, lr=0.1)\n", {}),
 ]
 
@@ -64,3 +72,24 @@ def test_functional_optimizers_warn_on_construction():
                   lambda: _FunctionalSGD([], lr=0.1, _allow_empty_param_list=True)):
         with pytest.warns(DeprecationWarning, match="TorchScript. support for functional optimizers is deprecated"):
             build()
+
+
+@pytest.mark.torch
+def test_deterministic_algorithms_set_inductor_flag_and_recompile():
+    torch = pytest.importorskip("torch")
+    import torch._dynamo.testing
+    import torch._inductor.config as inductor_config
+
+    counter = torch._dynamo.testing.CompileCounter()
+    compiled = torch.compile(lambda x: x.sin() + 1, backend=counter)
+    before = torch.are_deterministic_algorithms_enabled()
+    try:
+        torch.use_deterministic_algorithms(False)
+        compiled(torch.ones(3))
+        torch.use_deterministic_algorithms(True)
+        assert inductor_config.deterministic is True  # new in 2.10
+        compiled(torch.ones(3))
+        assert counter.frame_count == 2  # switched after compiling: recompiled, so the order does not matter
+    finally:
+        torch.use_deterministic_algorithms(before)
+        torch._dynamo.reset()
