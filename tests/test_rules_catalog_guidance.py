@@ -24,6 +24,10 @@ FLAGGED = [
     # compile.deterministic
     ("import torch as th\nnet = th.compile(net)\nif cfg.det:\n    th.use_deterministic_algorithms(mode=True)\n", "TP440",
      {"min_torch": "2.4", "target": "2.10"}),
+    # attn.score-mod-vs-block-mask
+    ("import torch\nfrom torch.nn.attention import flex_attention as fx\nneg = -torch.inf\n"
+     "def doc_mask(score, b, h, q, kv):\n    return torch.where(doc[q] == doc[kv], score, -torch.inf)\n"
+     "o = fx.flex_attention(q, k, v, doc_mask)\n", "TP510", {}),
 ]
 
 CLEAN = [
@@ -36,6 +40,11 @@ CLEAN = [
      {"min_torch": "2.9", "target": "2.13"}),
     ("import torch\ntorch.use_deterministic_algorithms(mode=False)\nm = torch.compile(model)\n",
      {"min_torch": "2.9", "target": "2.13"}),
+    # A score_mod imported from elsewhere (not seen), and one that returns +inf (not a mask).
+    ("from torch.nn.attention.flex_attention import flex_attention\nfrom masks import causal\n"
+     "o = flex_attention(q, k, v, score_mod=causal)\n", {}),
+    ("from torch.nn.attention.flex_attention import flex_attention\n"
+     "o = flex_attention(q, k, v, score_mod=lambda s, b, h, q, kv: s.clamp(max=float('inf')))\n", {}),
     ("import torch.distributed.optim as dopt\nopt = dopt.ZeroRedundancyOptimizer(ps, torch.optim.SGD, lr=0.1)\n", {}),
 ]
 
@@ -93,3 +102,13 @@ def test_deterministic_algorithms_set_inductor_flag_and_recompile():
     finally:
         torch.use_deterministic_algorithms(before)
         torch._dynamo.reset()
+
+
+@pytest.mark.torch
+def test_flex_attention_without_block_mask_uses_one_dense_block():
+    torch = pytest.importorskip("torch")
+    from torch.nn.attention import flex_attention as fx
+    assert inspect.signature(fx.flex_attention).parameters["block_mask"].default is None
+    q = torch.ones(1, 1, 256, 16)
+    dense = fx._create_empty_block_mask(q, q)
+    assert dense.kv_num_blocks.tolist() == [[[1]]]  # one block over everything: nothing is skipped
