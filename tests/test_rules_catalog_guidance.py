@@ -24,6 +24,9 @@ FLAGGED = [
     # compile.deterministic
     ("import torch as th\nnet = th.compile(net)\nif cfg.det:\n    th.use_deterministic_algorithms(mode=True)\n", "TP440",
      {"min_torch": "2.4", "target": "2.10"}),
+    # plat.cxx11-abi
+    ("import torch.utils.cpp_extension as cpp\nm = cpp.load_inline('m', src, extra_cflags=['-D_GLIBCXX_USE_CXX11_ABI=0 -O3'])\n",
+     "TP441", {}),
     # attn.score-mod-vs-block-mask
     ("import torch\nfrom torch.nn.attention import flex_attention as fx\nneg = -torch.inf\n"
      "def doc_mask(score, b, h, q, kv):\n    return torch.where(doc[q] == doc[kv], score, -torch.inf)\n"
@@ -40,6 +43,10 @@ CLEAN = [
      {"min_torch": "2.9", "target": "2.13"}),
     ("import torch\ntorch.use_deterministic_algorithms(mode=False)\nm = torch.compile(model)\n",
      {"min_torch": "2.9", "target": "2.13"}),
+    # An old-ABI flag chosen by a test of torch's ABI, with a conditional expression.
+    ("import torch\nfrom torch.utils import cpp_extension\n"
+     "flag = '-D_GLIBCXX_USE_CXX11_ABI=1' if torch._C._GLIBCXX_USE_CXX11_ABI else '-D_GLIBCXX_USE_CXX11_ABI=0'\n"
+     "ext = cpp_extension.CppExtension('m', ['m.cpp'], extra_compile_args=[flag])\n", {}),
     # A score_mod imported from elsewhere (not seen), and one that returns +inf (not a mask).
     ("from torch.nn.attention.flex_attention import flex_attention\nfrom masks import causal\n"
      "o = flex_attention(q, k, v, score_mod=causal)\n", {}),
@@ -112,3 +119,11 @@ def test_flex_attention_without_block_mask_uses_one_dense_block():
     q = torch.ones(1, 1, 256, 16)
     dense = fx._create_empty_block_mask(q, q)
     assert dense.kv_num_blocks.tolist() == [[[1]]]  # one block over everything: nothing is skipped
+
+
+@pytest.mark.torch
+def test_wheel_uses_cxx11_abi_and_cpp_extension_no_longer_adds_the_flag():
+    torch = pytest.importorskip("torch")
+    import torch.utils.cpp_extension as cpp_extension
+    assert torch._C._GLIBCXX_USE_CXX11_ABI is True
+    assert "_GLIBCXX_USE_CXX11_ABI" not in inspect.getsource(cpp_extension)  # 2.4-2.7 appended torch's own flag
