@@ -27,6 +27,12 @@ FLAGGED = [
     # plat.cxx11-abi
     ("import torch.utils.cpp_extension as cpp\nm = cpp.load_inline('m', src, extra_cflags=['-D_GLIBCXX_USE_CXX11_ABI=0 -O3'])\n",
      "TP441", {}),
+    # dist.device-mesh-flatten-slice (the torchtune / accelerate pattern: flatten on the root, slice "dp" later)
+    ("import torch\nfrom torch.distributed.device_mesh import init_device_mesh\nclass P:\n    def build(self):\n"
+     "        if ok:\n            from torch.distributed.device_mesh import init_device_mesh as idm\n"
+     "        mesh = idm('cuda', (2, 2), mesh_dim_names=('r', 's'))\n"
+     "        if self.dp:\n            mesh[tuple(self.dp)]._flatten(mesh_dim_name='dp')\n        return mesh\n", "TP256", {}),
+    ("import torch.distributed.device_mesh as dm\nsubs = dm._mesh_resources._get_all_submeshes(mesh, 'tp')\n", "TP256", {}),
     # attn.score-mod-vs-block-mask
     ("import torch\nfrom torch.nn.attention import flex_attention as fx\nneg = -torch.inf\n"
      "def doc_mask(score, b, h, q, kv):\n    return torch.where(doc[q] == doc[kv], score, -torch.inf)\n"
@@ -47,6 +53,9 @@ CLEAN = [
     ("import torch\nfrom torch.utils import cpp_extension\n"
      "flag = '-D_GLIBCXX_USE_CXX11_ABI=1' if torch._C._GLIBCXX_USE_CXX11_ABI else '-D_GLIBCXX_USE_CXX11_ABI=0'\n"
      "ext = cpp_extension.CppExtension('m', ['m.cpp'], extra_compile_args=[flag])\n", {}),
+    # The flattened mesh is kept.
+    ("from torch.distributed import init_device_mesh\nmesh = init_device_mesh('cuda', (2, 2), mesh_dim_names=('r', 's'))\n"
+     "meshes = {'dp': mesh['r', 's']._flatten('dp')}\n", {}),
     # A score_mod imported from elsewhere (not seen), and one that returns +inf (not a mask).
     ("from torch.nn.attention.flex_attention import flex_attention\nfrom masks import causal\n"
      "o = flex_attention(q, k, v, score_mod=causal)\n", {}),
@@ -127,3 +136,31 @@ def test_wheel_uses_cxx11_abi_and_cpp_extension_no_longer_adds_the_flag():
     import torch.utils.cpp_extension as cpp_extension
     assert torch._C._GLIBCXX_USE_CXX11_ABI is True
     assert "_GLIBCXX_USE_CXX11_ABI" not in inspect.getsource(cpp_extension)  # 2.4-2.7 appended torch's own flag
+
+
+@pytest.mark.torch
+def test_slicing_a_flattened_dim_from_the_root_mesh_warns():
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import _mesh_resources, init_device_mesh
+
+    if not dist.is_available():
+        pytest.skip("torch built without distributed")
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        mesh = init_device_mesh("cpu", (1, 1), mesh_dim_names=("r", "s"))
+        kept = mesh["r", "s"]._flatten("dp")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            kept.size()  # the kept handle: no warning
+            assert not caught
+            mesh["dp"]
+            _mesh_resources.get_root_mesh(kept)
+        messages = [str(w.message) for w in caught]
+        assert any("Slicing a flattened dim from root mesh will be deprecated" in m for m in messages)
+        assert any("get_root_mesh API will be deprecated" in m for m in messages)
+        assert kept._get_root_mesh() is mesh
+    finally:
+        dist.destroy_process_group()

@@ -18,21 +18,26 @@ def _walk(ctx, node: ast.AST, scope) -> Iterator[tuple[ast.AST, object]]:
     """Every node under ``node`` with the engine scope its names resolve in."""
     for child in ast.iter_child_nodes(node):
         yield child, scope
-        if isinstance(child, _DEFINITIONS):
-            inner = ctx.scopes.scope_of.get(id(child), scope)
-            header: list[ast.AST] = list(child.decorator_list)
-            if isinstance(child, ast.ClassDef):
-                header += [*child.bases, *child.keywords]
-            else:
-                header += [*child.args.defaults, *(d for d in child.args.kw_defaults if d is not None)]
-            for part in header:
-                yield part, scope
-                yield from _walk(ctx, part, scope)
-            for statement in child.body:
-                yield statement, inner
-                yield from _walk(ctx, statement, inner)
-        else:
-            yield from _walk(ctx, child, scope)
+        yield from _walk_inside(ctx, child, scope)
+
+
+def _walk_inside(ctx, node: ast.AST, scope) -> Iterator[tuple[ast.AST, object]]:
+    if not isinstance(node, _DEFINITIONS):
+        yield from _walk(ctx, node, scope)
+        return
+    # Decorators, defaults and bases are evaluated where the definition is; the body in its own scope.
+    header: list[ast.AST] = list(node.decorator_list)
+    if isinstance(node, ast.ClassDef):
+        header += [*node.bases, *node.keywords]
+    else:
+        header += [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+    for part in header:
+        yield part, scope
+        yield from _walk_inside(ctx, part, scope)
+    inner = ctx.scopes.scope_of.get(id(node), scope)
+    for statement in node.body:
+        yield statement, inner
+        yield from _walk_inside(ctx, statement, inner)
 
 
 def named_uses(ctx, qualnames: frozenset[str] | set[str], root: ast.AST | None = None,
@@ -45,8 +50,8 @@ def named_uses(ctx, qualnames: frozenset[str] | set[str], root: ast.AST | None =
         if isinstance(node, ast.Attribute):
             if node.attr not in last:
                 continue
-        elif not (isinstance(node, ast.Name) and node.id in last):
-            continue
+        elif not isinstance(node, ast.Name):
+            continue  # a bare name may be an alias (``import init_device_mesh as idm``): resolve them all
         qualname = ctx.scopes.qualname(node, node_scope)
         if qualname in qualnames:
             yield node, qualname
@@ -66,8 +71,7 @@ def calls_to(ctx, qualnames: frozenset[str] | set[str], root: ast.AST | None = N
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        if name not in last:
+        if isinstance(func, ast.Attribute) and func.attr not in last or not isinstance(func, (ast.Attribute, ast.Name)):
             continue
         qualname = ctx.scopes.qualname(func, node_scope)
         if qualname in qualnames:
