@@ -33,6 +33,11 @@ FLAGGED = [
      "        mesh = idm('cuda', (2, 2), mesh_dim_names=('r', 's'))\n"
      "        if self.dp:\n            mesh[tuple(self.dp)]._flatten(mesh_dim_name='dp')\n        return mesh\n", "TP256", {}),
     ("import torch.distributed.device_mesh as dm\nsubs = dm._mesh_resources._get_all_submeshes(mesh, 'tp')\n", "TP256", {}),
+    # ag.sac-hooks
+    ("import torch\nimport torch.utils.checkpoint as ckpt\nwith torch.autograd.graph.save_on_cpu():\n"
+     "    out = ckpt.checkpoint(layer, h, use_reentrant=False, context_fn=ctx_fn)\n", "TP442", {"target": "2.14"}),
+    ("from torch.utils.checkpoint import checkpoint\nout = checkpoint(layer, h, use_reentrant=False, "
+     "respect_saved_tensors_hooks=True)\n", "TP442", {"min_torch": "2.13", "target": "2.15"}),
     # attn.score-mod-vs-block-mask
     ("import torch\nfrom torch.nn.attention import flex_attention as fx\nneg = -torch.inf\n"
      "def doc_mask(score, b, h, q, kv):\n    return torch.where(doc[q] == doc[kv], score, -torch.inf)\n"
@@ -56,6 +61,9 @@ CLEAN = [
     # The flattened mesh is kept.
     ("from torch.distributed import init_device_mesh\nmesh = init_device_mesh('cuda', (2, 2), mesh_dim_names=('r', 's'))\n"
      "meshes = {'dp': mesh['r', 's']._flatten('dp')}\n", {}),
+    # A reentrant checkpoint (no SAC) next to save_on_cpu.
+    ("import torch\nfrom torch.utils.checkpoint import checkpoint\nwith torch.autograd.graph.save_on_cpu():\n"
+     "    out = checkpoint(layer, h, use_reentrant=True)\n", {"target": "2.15"}),
     # A score_mod imported from elsewhere (not seen), and one that returns +inf (not a mask).
     ("from torch.nn.attention.flex_attention import flex_attention\nfrom masks import causal\n"
      "o = flex_attention(q, k, v, score_mod=causal)\n", {}),
@@ -164,3 +172,20 @@ def test_slicing_a_flattened_dim_from_the_root_mesh_warns():
         assert kept._get_root_mesh() is mesh
     finally:
         dist.destroy_process_group()
+
+
+@pytest.mark.torch
+def test_checkpoint_2_13_hands_unknown_keywords_to_the_function():
+    torch = pytest.importorskip("torch")
+    from torch.utils.checkpoint import checkpoint
+
+    assert "respect_saved_tensors_hooks" not in inspect.signature(checkpoint).parameters  # declared from 2.14
+    assert "early_stop" in inspect.signature(checkpoint).parameters  # declared from 2.9
+    seen = {}
+
+    def block(x, **extra):
+        seen.update(extra)
+        return x * 2
+
+    checkpoint(block, torch.ones(2, requires_grad=True), use_reentrant=False, respect_saved_tensors_hooks=False)
+    assert seen == {"respect_saved_tensors_hooks": False}
