@@ -38,6 +38,11 @@ FLAGGED = [
      "    out = ckpt.checkpoint(layer, h, use_reentrant=False, context_fn=ctx_fn)\n", "TP442", {"target": "2.14"}),
     ("from torch.utils.checkpoint import checkpoint\nout = checkpoint(layer, h, use_reentrant=False, "
      "respect_saved_tensors_hooks=True)\n", "TP442", {"min_torch": "2.13", "target": "2.15"}),
+    # dist.dtensor-grad-placements
+    ("from torch.distributed._tensor import DTensor\nfrom torch.distributed._tensor.placement_types import Partial\n"
+     "o = DTensor.from_local(t, device_mesh=mesh, placements=(Partial('avg'),))\n", "TP443", {"target": "2.11"}),
+    ("from torch.distributed.tensor import distribute_tensor, Partial\ndef f(w, mesh):\n"
+     "    d = distribute_tensor(w, mesh, [Partial()])\n    return d.to_local()\n", "TP443", {}),
     # attn.score-mod-vs-block-mask
     ("import torch\nfrom torch.nn.attention import flex_attention as fx\nneg = -torch.inf\n"
      "def doc_mask(score, b, h, q, kv):\n    return torch.where(doc[q] == doc[kv], score, -torch.inf)\n"
@@ -64,6 +69,10 @@ CLEAN = [
     # A reentrant checkpoint (no SAC) next to save_on_cpu.
     ("import torch\nfrom torch.utils.checkpoint import checkpoint\nwith torch.autograd.graph.save_on_cpu():\n"
      "    out = checkpoint(layer, h, use_reentrant=True)\n", {"target": "2.15"}),
+    # to_local on a DTensor whose placements are not seen, or passed grad_placements.
+    ("from torch.distributed.tensor import distribute_tensor, Partial\ndef f(w, mesh):\n"
+     "    d = distribute_tensor(w, mesh, [Partial()])\n    return d.to_local(grad_placements=[Partial()])\n", {}),
+    ("import torch\ndef f(d):\n    return d.to_local()\n", {}),
     # A score_mod imported from elsewhere (not seen), and one that returns +inf (not a mask).
     ("from torch.nn.attention.flex_attention import flex_attention\nfrom masks import causal\n"
      "o = flex_attention(q, k, v, score_mod=causal)\n", {}),
@@ -189,3 +198,15 @@ def test_checkpoint_2_13_hands_unknown_keywords_to_the_function():
 
     checkpoint(block, torch.ones(2, requires_grad=True), use_reentrant=False, respect_saved_tensors_hooks=False)
     assert seen == {"respect_saved_tensors_hooks": False}
+
+
+@pytest.mark.torch
+def test_to_local_and_from_local_normalise_partial_gradients_to_replicate():
+    torch = pytest.importorskip("torch")
+    from torch.distributed.tensor import Partial, Replicate, Shard
+    from torch.distributed.tensor import _api
+
+    assert _api._normalize_placements_for_grad((Partial(), Shard(0))) == (Replicate(), Shard(0))
+    assert "_normalize_placements_for_grad" in inspect.getsource(_api._ToTorchTensor.backward)
+    assert "_normalize_placements_for_grad" in inspect.getsource(_api._FromTorchTensor.backward)
+    assert "grad_placements" in inspect.signature(_api.DTensor.from_local).parameters  # 2.12+ (not in 2.11.0)
