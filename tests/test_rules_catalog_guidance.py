@@ -43,6 +43,9 @@ FLAGGED = [
      "o = DTensor.from_local(t, device_mesh=mesh, placements=(Partial('avg'),))\n", "TP443", {"target": "2.11"}),
     ("from torch.distributed.tensor import distribute_tensor, Partial\ndef f(w, mesh):\n"
      "    d = distribute_tensor(w, mesh, [Partial()])\n    return d.to_local()\n", "TP443", {}),
+    # export.zero-one-specialization
+    ("import torch\nfrom torch import export\ninputs = (torch.rand(size=(1, 16)),)\n"
+     "ep = export.export(m, inputs, dynamic_shapes=[{0: export.Dim.DYNAMIC}], strict=True)\n", "TP444", {}),
     # attn.score-mod-vs-block-mask
     ("import torch\nfrom torch.nn.attention import flex_attention as fx\nneg = -torch.inf\n"
      "def doc_mask(score, b, h, q, kv):\n    return torch.where(doc[q] == doc[kv], score, -torch.inf)\n"
@@ -73,6 +76,9 @@ CLEAN = [
     ("from torch.distributed.tensor import distribute_tensor, Partial\ndef f(w, mesh):\n"
      "    d = distribute_tensor(w, mesh, [Partial()])\n    return d.to_local(grad_placements=[Partial()])\n", {}),
     ("import torch\ndef f(d):\n    return d.to_local()\n", {}),
+    # The example tuple is rebound: its value is not known.
+    ("import torch\nfrom torch import export\ninputs = (torch.rand(1, 16),)\nif big:\n    inputs = (torch.rand(8, 16),)\n"
+     "ep = export.export(m, inputs, dynamic_shapes=[{0: export.Dim.DYNAMIC}], strict=True)\n", {}),
     # A score_mod imported from elsewhere (not seen), and one that returns +inf (not a mask).
     ("from torch.nn.attention.flex_attention import flex_attention\nfrom masks import causal\n"
      "o = flex_attention(q, k, v, score_mod=causal)\n", {}),
@@ -210,3 +216,23 @@ def test_to_local_and_from_local_normalise_partial_gradients_to_replicate():
     assert "_normalize_placements_for_grad" in inspect.getsource(_api._ToTorchTensor.backward)
     assert "_normalize_placements_for_grad" in inspect.getsource(_api._FromTorchTensor.backward)
     assert "grad_placements" in inspect.signature(_api.DTensor.from_local).parameters  # 2.12+ (not in 2.11.0)
+
+
+@pytest.mark.torch
+def test_export_specializes_size_one_examples():
+    torch = pytest.importorskip("torch")
+    from torch.export import Dim, export
+
+    class Double(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    def batch_size(program):
+        return program.graph_module.graph.find_nodes(op="placeholder")[0].meta["val"].shape[0]
+
+    assert not isinstance(batch_size(export(Double(), (torch.randn(4, 3),), dynamic_shapes={"x": {0: Dim.AUTO}},
+                                            strict=False)), int)
+    assert batch_size(export(Double(), (torch.randn(1, 3),), dynamic_shapes={"x": {0: Dim.AUTO}}, strict=False)) == 1
+    for spec in (Dim.DYNAMIC, Dim("batch")):
+        with pytest.raises(Exception, match="conflicts|Constraints violated"):
+            export(Double(), (torch.randn(1, 3),), dynamic_shapes={"x": {0: spec}}, strict=False)
