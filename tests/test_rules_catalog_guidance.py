@@ -46,6 +46,9 @@ FLAGGED = [
     # export.zero-one-specialization
     ("import torch\nfrom torch import export\ninputs = (torch.rand(size=(1, 16)),)\n"
      "ep = export.export(m, inputs, dynamic_shapes=[{0: export.Dim.DYNAMIC}], strict=True)\n", "TP444", {}),
+    # dist.c10d-group-rank-args
+    ("from torch.distributed import get_global_rank, recv\nrecv(buf, src=get_global_rank(pp_group, prev), group=pp_group)\n",
+     "TP445", {"min_torch": "2.6"}),
     # attn.score-mod-vs-block-mask
     ("import torch\nfrom torch.nn.attention import flex_attention as fx\nneg = -torch.inf\n"
      "def doc_mask(score, b, h, q, kv):\n    return torch.where(doc[q] == doc[kv], score, -torch.inf)\n"
@@ -236,3 +239,30 @@ def test_export_specializes_size_one_examples():
     for spec in (Dim.DYNAMIC, Dim("batch")):
         with pytest.raises(Exception, match="conflicts|Constraints violated"):
             export(Double(), (torch.randn(1, 3),), dynamic_shapes={"x": {0: spec}}, strict=False)
+
+
+def test_group_rank_fix_drops_the_translation_import(lint):
+    code = "from torch.distributed import get_global_rank, recv\nrecv(buf, src=get_global_rank(pp, prev), group=pp)\n"
+    result = lint(code, fix=True, select=["TP445"], min_torch="2.6")
+    assert result.fixed_text == "from torch.distributed import recv\nrecv(buf, group_src=prev, group=pp)\n"
+
+
+@pytest.mark.torch
+def test_group_src_is_the_rank_within_the_group():
+    torch = pytest.importorskip("torch")
+    import torch.distributed as dist
+
+    if not dist.is_available():
+        pytest.skip("torch built without distributed")
+    for name in ("broadcast", "scatter", "recv", "broadcast_object_list"):
+        assert "group_src" in inspect.signature(getattr(dist, name)).parameters
+    for name in ("reduce", "gather", "send", "gather_object"):
+        assert "group_dst" in inspect.signature(getattr(dist, name)).parameters
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        group = dist.new_group([0])
+        tensor = torch.ones(2)
+        dist.broadcast(tensor, group_src=0, group=group)
+        assert dist.get_global_rank(group, 0) == 0
+    finally:
+        dist.destroy_process_group()
