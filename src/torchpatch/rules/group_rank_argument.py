@@ -25,8 +25,8 @@ class GroupRankArgument(Rule):
     """
     ## What it does
     Flags c10d calls on a subgroup whose `src`/`dst` is translated by hand,
-    `dist.broadcast(t, src=dist.get_global_rank(group, 0), group=group)`, when your minimum torch is
-    2.6 or later, and rewrites them to `group_src=0` / `group_dst=0`.
+    `dist.broadcast(t, src=dist.get_global_rank(group, 0), group=group)`, when the target is 2.6 or
+    later, and rewrites them to `group_src=0` / `group_dst=0`.
 
     ## Why is this bad?
     `src` and `dst` are global ranks. Since PyTorch 2.6 `broadcast`, `reduce`, `gather`, `scatter`,
@@ -36,7 +36,8 @@ class GroupRankArgument(Rule):
 
     The fix is safe: `group_src=r` with `group=g` is translated to `get_global_rank(g, r)` by the
     call itself; it is offered only when the `group=` argument is the same expression as the first
-    argument of `get_global_rank`, and only for `src=`/`dst=` passed by keyword.
+    argument of `get_global_rank`, and only for `src=`/`dst=` passed by keyword. When your minimum
+    torch is below 2.6 the fix is unsafe: those releases have no `group_src=`.
     """
 
     code = "TP445"
@@ -46,7 +47,7 @@ class GroupRankArgument(Rule):
     changed_in = v("2.6")
     replacement_since = v("2.6")
     fix_safety = SAFE
-    fix_safety_note = "`group_src=r` / `group_dst=r` with the same `group` is the same global rank; needs min-torch >= 2.6."
+    fix_safety_note = "`group_src=r` / `group_dst=r` with the same `group` is the same global rank; unsafe below min-torch 2.6 (no such keyword)."
     references = ("https://docs.pytorch.org/docs/stable/distributed.html#collective-functions",)
     catalog_ids = ("dist.c10d-group-rank-args",)
     calls = frozenset(f"{module}.{name}" for module in _C10D for name in _CALLS)
@@ -54,7 +55,7 @@ class GroupRankArgument(Rule):
     VALID = [
         Valid("import torch.distributed as dist\ndist.broadcast(t, group_src=0, group=pg)\n", min_torch="2.6"),
         Valid("import torch.distributed as dist\ndist.broadcast(t, src=dist.get_global_rank(pg, 0), group=pg)\n",
-              min_torch="2.5"),
+              target_torch="2.5"),
         # Translated against another group: not the same thing.
         Valid("import torch.distributed as dist\ndist.broadcast(t, src=dist.get_global_rank(tp, 0), group=dp)\n",
               min_torch="2.6"),
@@ -71,7 +72,7 @@ class GroupRankArgument(Rule):
     ]
 
     def check_call(self, ctx, call, qualname):
-        if ctx.min_torch < self.changed_in:
+        if ctx.target < self.changed_in:
             return
         name = qualname.rpartition(".")[2]
         rank_keyword, rank_position, group_position = _CALLS[name]
@@ -88,10 +89,10 @@ class GroupRankArgument(Rule):
             return
         new_keyword = f"group_{rank_keyword}"
         message = (f"`{rank_keyword}=get_global_rank(group, r)`: since PyTorch {self.changed_in} `{name}` takes "
-                   f"`{new_keyword}=r`, the rank within `group`")
+                   f"`{new_keyword}=r`, the rank within `group`{ctx.needs_note(self.changed_in)}")
         fix = None
         if isinstance(rank[0], ast.keyword):
             fix = Fix(message=f"Pass `{new_keyword}={ctx.source(group_rank)}`",
                       edits=[replace_node(ctx, rank[0], f"{new_keyword}={ctx.source(group_rank)}")],
-                      applicability=SAFE, obsolete_names=root_name(translation.func))
+                      applicability=ctx.applicability(needs=self.changed_in), obsolete_names=root_name(translation.func))
         yield ctx.diagnostic(translation, message, fix)
