@@ -49,6 +49,10 @@ FLAGGED = [
     # dist.c10d-group-rank-args
     ("from torch.distributed import get_global_rank, recv\nrecv(buf, src=get_global_rank(pp_group, prev), group=pp_group)\n",
      "TP445", {"min_torch": "2.6"}),
+    # compile.cond
+    ("import torch\nclass Router(torch.nn.Module):\n    def forward(self, x):\n"
+     "        return self.a(x) if x.mean().item() > 0 else self.b(x)\n"
+     "def export():\n    return torch.export.export(Router(), (torch.randn(4, 8),), strict=False)\n", "TP446", {}),
     # attn.score-mod-vs-block-mask
     ("import torch\nfrom torch.nn.attention import flex_attention as fx\nneg = -torch.inf\n"
      "def doc_mask(score, b, h, q, kv):\n    return torch.where(doc[q] == doc[kv], score, -torch.inf)\n"
@@ -82,6 +86,9 @@ CLEAN = [
     # The example tuple is rebound: its value is not known.
     ("import torch\nfrom torch import export\ninputs = (torch.rand(1, 16),)\nif big:\n    inputs = (torch.rand(8, 16),)\n"
      "ep = export.export(m, inputs, dynamic_shapes=[{0: export.Dim.DYNAMIC}], strict=True)\n", {}),
+    # numpy's any on a module name, in a fullgraph function.
+    ("import numpy as np\nimport torch\n@torch.compile(fullgraph=True)\ndef f(x):\n    if np.any(FLAGS):\n"
+     "        return x + 1\n    return x\n", {}),
     # A score_mod imported from elsewhere (not seen), and one that returns +inf (not a mask).
     ("from torch.nn.attention.flex_attention import flex_attention\nfrom masks import causal\n"
      "o = flex_attention(q, k, v, score_mod=causal)\n", {}),
@@ -266,3 +273,23 @@ def test_group_src_is_the_rank_within_the_group():
         assert dist.get_global_rank(group, 0) == 0
     finally:
         dist.destroy_process_group()
+
+
+@pytest.mark.torch
+def test_a_branch_on_a_tensor_value_fails_export_and_torch_cond_traces():
+    torch = pytest.importorskip("torch")
+
+    class Branch(torch.nn.Module):
+        def forward(self, x):
+            if x.any():
+                return x + 1
+            return x - 1
+
+    class Cond(torch.nn.Module):
+        def forward(self, x):
+            return torch.cond(x.any(), lambda x: x + 1, lambda x: x - 1, (x,))
+
+    with pytest.raises(Exception, match="data-dependent"):
+        torch.export.export(Branch(), (torch.randn(3),), strict=False)
+    program = torch.export.export(Cond(), (torch.randn(3),), strict=False)
+    assert torch.equal(program.module()(torch.ones(3)), torch.full((3,), 2.0))
