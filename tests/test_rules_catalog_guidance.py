@@ -53,6 +53,8 @@ FLAGGED = [
     ("import torch\nclass Router(torch.nn.Module):\n    def forward(self, x):\n"
      "        return self.a(x) if x.mean().item() > 0 else self.b(x)\n"
      "def export():\n    return torch.export.export(Router(), (torch.randn(4, 8),), strict=False)\n", "TP446", {}),
+    # plat.alloc-conf
+    ("import torch.cuda.memory as cm\ncm._set_allocator_settings('garbage_collection_threshold:0.6')\n", "TP257", {}),
     # attn.score-mod-vs-block-mask
     ("import torch\nfrom torch.nn.attention import flex_attention as fx\nneg = -torch.inf\n"
      "def doc_mask(score, b, h, q, kv):\n    return torch.where(doc[q] == doc[kv], score, -torch.inf)\n"
@@ -293,3 +295,11 @@ def test_a_branch_on_a_tensor_value_fails_export_and_torch_cond_traces():
         torch.export.export(Branch(), (torch.randn(3),), strict=False)
     program = torch.export.export(Cond(), (torch.randn(3),), strict=False)
     assert torch.equal(program.module()(torch.ones(3)), torch.full((3,), 2.0))
+
+
+@pytest.mark.torch
+def test_set_allocator_settings_warns_and_the_new_function_exists():
+    torch = pytest.importorskip("torch")
+    assert hasattr(torch._C, "_accelerator_setAllocatorSettings")
+    with pytest.warns(FutureWarning, match="torch._C._accelerator_setAllocatorSettings"):
+        torch.cuda.memory._set_allocator_settings("expandable_segments:False")
