@@ -55,6 +55,11 @@ FLAGGED = [
      "def export():\n    return torch.export.export(Router(), (torch.randn(4, 8),), strict=False)\n", "TP446", {}),
     # plat.alloc-conf
     ("import torch.cuda.memory as cm\ncm._set_allocator_settings('garbage_collection_threshold:0.6')\n", "TP257", {}),
+    # sec.weights-only-env
+    ("import os\nimport torch\nos.environ.update({'TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD': 'true'})\nm = torch.load(p)\n",
+     "TP447", {}),
+    ("import os as _os\nfrom torch import serialization\n_os.putenv('TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD', flag)\n"
+     "m = serialization.load(p, weights_only=True)\n", "TP447", {}),
     # attn.score-mod-vs-block-mask
     ("import torch\nfrom torch.nn.attention import flex_attention as fx\nneg = -torch.inf\n"
      "def doc_mask(score, b, h, q, kv):\n    return torch.where(doc[q] == doc[kv], score, -torch.inf)\n"
@@ -91,6 +96,10 @@ CLEAN = [
     # numpy's any on a module name, in a fullgraph function.
     ("import numpy as np\nimport torch\n@torch.compile(fullgraph=True)\ndef f(x):\n    if np.any(FLAGS):\n"
      "        return x + 1\n    return x\n", {}),
+    # The variable without torch.load in the file; set to a false value.
+    ("import os\nimport torch\nos.environ['TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD'] = '1'\nx = torch.ones(2)\n", {}),
+    ("import os\nimport torch\nos.environ.setdefault('TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD', 'No')\n"
+     "m = torch.load(p, weights_only=True)\n", {}),
     # A score_mod imported from elsewhere (not seen), and one that returns +inf (not a mask).
     ("from torch.nn.attention.flex_attention import flex_attention\nfrom masks import causal\n"
      "o = flex_attention(q, k, v, score_mod=causal)\n", {}),
@@ -303,3 +312,20 @@ def test_set_allocator_settings_warns_and_the_new_function_exists():
     assert hasattr(torch._C, "_accelerator_setAllocatorSettings")
     with pytest.warns(FutureWarning, match="torch._C._accelerator_setAllocatorSettings"):
         torch.cuda.memory._set_allocator_settings("expandable_segments:False")
+
+
+@pytest.mark.torch
+def test_force_no_weights_only_env_turns_weights_only_off(tmp_path, monkeypatch):
+    torch = pytest.importorskip("torch")
+    import argparse
+    import pickle
+
+    path = tmp_path / "legacy.pt"
+    torch.save({"args": argparse.Namespace(lr=0.1)}, path)
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(path)  # 2.6+: weights_only=True refuses the Namespace
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    with pytest.warns(UserWarning, match="TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"):
+        assert torch.load(path)["args"].lr == 0.1
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(path, weights_only=True)  # an explicit weights_only wins over the variable

@@ -14,16 +14,16 @@ from typing import Iterator
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _walk(ctx, node: ast.AST, scope) -> Iterator[tuple[ast.AST, object]]:
+def scoped_nodes(ctx, node: ast.AST, scope) -> Iterator[tuple[ast.AST, object]]:
     """Every node under ``node`` with the engine scope its names resolve in."""
     for child in ast.iter_child_nodes(node):
         yield child, scope
-        yield from _walk_inside(ctx, child, scope)
+        yield from _scoped_inside(ctx, child, scope)
 
 
-def _walk_inside(ctx, node: ast.AST, scope) -> Iterator[tuple[ast.AST, object]]:
+def _scoped_inside(ctx, node: ast.AST, scope) -> Iterator[tuple[ast.AST, object]]:
     if not isinstance(node, _DEFINITIONS):
-        yield from _walk(ctx, node, scope)
+        yield from scoped_nodes(ctx, node, scope)
         return
     # Decorators, defaults and bases are evaluated where the definition is; the body in its own scope.
     header: list[ast.AST] = list(node.decorator_list)
@@ -33,11 +33,11 @@ def _walk_inside(ctx, node: ast.AST, scope) -> Iterator[tuple[ast.AST, object]]:
         header += [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
     for part in header:
         yield part, scope
-        yield from _walk_inside(ctx, part, scope)
+        yield from _scoped_inside(ctx, part, scope)
     inner = ctx.scopes.scope_of.get(id(node), scope)
     for statement in node.body:
         yield statement, inner
-        yield from _walk_inside(ctx, statement, inner)
+        yield from _scoped_inside(ctx, statement, inner)
 
 
 def named_uses(ctx, qualnames: frozenset[str] | set[str], root: ast.AST | None = None,
@@ -46,7 +46,7 @@ def named_uses(ctx, qualnames: frozenset[str] | set[str], root: ast.AST | None =
     if root is None:
         root, scope = ctx.tree, ctx.scopes.module_scope
     last = {name.rpartition(".")[2] for name in qualnames}
-    for node, node_scope in _walk(ctx, root, scope):
+    for node, node_scope in scoped_nodes(ctx, root, scope):
         if isinstance(node, ast.Attribute):
             if node.attr not in last:
                 continue
@@ -67,7 +67,7 @@ def calls_to(ctx, qualnames: frozenset[str] | set[str], root: ast.AST | None = N
     if root is None:
         root, scope = ctx.tree, ctx.scopes.module_scope
     last = {name.rpartition(".")[2] for name in qualnames}
-    for node, node_scope in _walk(ctx, root, scope):
+    for node, node_scope in scoped_nodes(ctx, root, scope):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
