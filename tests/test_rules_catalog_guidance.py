@@ -329,3 +329,36 @@ def test_force_no_weights_only_env_turns_weights_only_off(tmp_path, monkeypatch)
         assert torch.load(path)["args"].lr == 0.1
     with pytest.raises(pickle.UnpicklingError):
         torch.load(path, weights_only=True)  # an explicit weights_only wins over the variable
+
+
+@pytest.mark.torch
+def test_a_mesh_built_without_init_process_group_works_under_compile(monkeypatch):
+    """Why no rule answers dist.device-mesh-pg-registry: the mesh initialises the default group itself and
+    records the groups it creates in `_pg_registry` (docs/corrections.md)."""
+    torch = pytest.importorskip("torch")
+    import socket
+
+    import torch.distributed as dist
+    from torch.distributed._functional_collectives import all_reduce
+    from torch.distributed.device_mesh import init_device_mesh
+
+    if not dist.is_available():
+        pytest.skip("torch built without distributed")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    for name, value in {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": "0", "WORLD_SIZE": "1"}.items():
+        monkeypatch.setenv(name, value)
+    assert not dist.is_initialized()
+    mesh = init_device_mesh("cpu", (1,), mesh_dim_names=("dp",))
+    try:
+        assert dist.is_initialized() and mesh._pg_registry
+
+        @torch.compile(backend="eager", fullgraph=True)
+        def reduce(x):
+            return all_reduce(x, "sum", mesh.get_group("dp"))
+
+        assert torch.equal(reduce(torch.ones(2)), torch.ones(2))
+    finally:
+        dist.destroy_process_group()
+        torch._dynamo.reset()
