@@ -40,42 +40,34 @@ def _scoped_inside(ctx, node: ast.AST, scope) -> Iterator[tuple[ast.AST, object]
         yield from _scoped_inside(ctx, statement, inner)
 
 
-def named_uses(ctx, qualnames: frozenset[str] | set[str], root: ast.AST | None = None,
-               scope=None) -> Iterator[tuple[ast.expr, str]]:
-    """Name/Attribute nodes under ``root`` (default: the module) that resolve to one of ``qualnames``."""
-    if root is None:
-        root, scope = ctx.tree, ctx.scopes.module_scope
-    last = {name.rpartition(".")[2] for name in qualnames}
-    for node, node_scope in scoped_nodes(ctx, root, scope):
-        if isinstance(node, ast.Attribute):
-            if node.attr not in last:
-                continue
-        elif not isinstance(node, ast.Name):
-            continue  # a bare name may be an alias (``import init_device_mesh as idm``): resolve them all
-        qualname = ctx.scopes.qualname(node, node_scope)
-        if qualname in qualnames:
-            yield node, qualname
+#: The last file's answers: (its tree, {qualnames: uses}). One entry, so memory stays flat across a run; the
+#: tree is kept so that its id cannot be reused by another file while the entry is alive.
+_LAST: list = [None, {}]
 
 
-def uses_any(ctx, qualnames: frozenset[str] | set[str], root: ast.AST | None = None, scope=None) -> bool:
-    return next(named_uses(ctx, qualnames, root, scope), None) is not None
+def named_uses(ctx, qualnames: frozenset[str]) -> list[tuple[ast.expr, str]]:
+    """Name/Attribute nodes of the file that resolve to one of ``qualnames``, in source order (cached per file)."""
+    if _LAST[0] is not ctx.tree:
+        _LAST[0], _LAST[1] = ctx.tree, {}
+    cache = _LAST[1]
+    if qualnames not in cache:
+        last = {name.rpartition(".")[2] for name in qualnames}
+        found = []
+        for node, node_scope in scoped_nodes(ctx, ctx.tree, ctx.scopes.module_scope):
+            if isinstance(node, ast.Attribute):
+                if node.attr not in last:
+                    continue
+            elif not isinstance(node, ast.Name):
+                continue  # a bare name may be an alias (``import init_device_mesh as idm``): resolve them all
+            qualname = ctx.scopes.qualname(node, node_scope)
+            if qualname in qualnames:
+                found.append((node, qualname))
+        cache[qualnames] = sorted(found, key=lambda item: (item[0].lineno, item[0].col_offset))
+    return cache[qualnames]
 
 
-def calls_to(ctx, qualnames: frozenset[str] | set[str], root: ast.AST | None = None,
-             scope=None) -> Iterator[tuple[ast.Call, str]]:
-    """Calls under ``root`` whose callee resolves to one of ``qualnames``."""
-    if root is None:
-        root, scope = ctx.tree, ctx.scopes.module_scope
-    last = {name.rpartition(".")[2] for name in qualnames}
-    for node, node_scope in scoped_nodes(ctx, root, scope):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr not in last or not isinstance(func, (ast.Attribute, ast.Name)):
-            continue
-        qualname = ctx.scopes.qualname(func, node_scope)
-        if qualname in qualnames:
-            yield node, qualname
+def uses_any(ctx, qualnames: frozenset[str]) -> bool:
+    return bool(named_uses(ctx, qualnames))
 
 
 def enclosing_function(ctx, node: ast.AST) -> ast.AST | None:

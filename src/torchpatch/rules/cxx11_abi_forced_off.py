@@ -106,8 +106,8 @@ class Cxx11AbiForcedOff(Rule):
     def check_reference(self, ctx, reference):
         if reference.in_import:
             return
-        first = next(named_uses(ctx, _BUILDERS), None)
-        if first is None or first[0] is not reference.node:
+        uses = named_uses(ctx, _BUILDERS)
+        if not uses or uses[0][0] is not reference.node:
             return  # the file's flags are reported once, from its first use of cpp_extension
         for flag in _old_abi_flags(ctx):
             message = (f"forces the old C++ ABI: PyPI torch wheels use the C++11 ABI since PyTorch {self.changed_in} "

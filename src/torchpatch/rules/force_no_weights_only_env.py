@@ -99,8 +99,8 @@ class ForceNoWeightsOnlyEnv(Rule):
     def check_call(self, ctx, call, qualname):
         if ctx.target < self.changed_in:
             return
-        first = next(named_uses(ctx, _LOADS), None)
-        if first is None or first[0] is not call.func:
+        uses = named_uses(ctx, _LOADS)
+        if not uses or uses[0][0] is not call.func:
             return  # the file's settings are reported once, from its first torch.load
         for node, value in _variable_settings(ctx):
             if _sets_it(value):
