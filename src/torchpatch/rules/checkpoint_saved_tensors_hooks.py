@@ -101,7 +101,7 @@ class CheckpointSavedTensorsHooks(Rule):
         reentrant = keyword(call, "use_reentrant")
         if reentrant is not None and is_literal(reentrant.value, True):
             return  # the reentrant variant ignores the hooks question (and context_fn is not allowed with it)
-        if not uses_any(ctx, _HOOKS):
+        if not any(name.rpartition(".")[2] in ctx.text for name in _HOOKS) or not uses_any(ctx, _HOOKS):
             return
         message = (f"selective activation checkpointing with `save_on_cpu`/`saved_tensors_hooks` in the file: SAC's "
                    f"saved tensors bypass the hooks, and since PyTorch {self.changed_in} this warns (FutureWarning) "

@@ -104,7 +104,7 @@ class Cxx11AbiForcedOff(Rule):
     ]
 
     def check_reference(self, ctx, reference):
-        if reference.in_import:
+        if reference.in_import or _MACRO not in ctx.text:
             return
         uses = named_uses(ctx, _BUILDERS)
         if not uses or uses[0][0] is not reference.node:

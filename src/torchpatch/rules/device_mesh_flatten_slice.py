@@ -71,7 +71,7 @@ class DeviceMeshFlattenSlice(Rule):
         statement = ctx.statement
         if not (isinstance(statement, ast.Expr) and statement.value is call):
             return  # the flattened mesh is kept: nothing is sliced from the root later
-        if not uses_any(ctx, _MESH_NAMES):
+        if not ("init_device_mesh" in ctx.text or "DeviceMesh" in ctx.text) or not uses_any(ctx, _MESH_NAMES):
             return
         message = (f"the mesh `_flatten` returns is thrown away, so it can only be reached as `root_mesh[\"name\"]`, "
                    f"which warns since PyTorch {self.deprecated_in} (\"will be deprecated\"); keep the flattened mesh")

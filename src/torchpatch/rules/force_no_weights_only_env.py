@@ -97,8 +97,8 @@ class ForceNoWeightsOnlyEnv(Rule):
     ]
 
     def check_call(self, ctx, call, qualname):
-        if ctx.target < self.changed_in:
-            return
+        if ctx.target < self.changed_in or _VARIABLE not in ctx.text:
+            return  # the variable's name must be written somewhere for the file to set it
         uses = named_uses(ctx, _LOADS)
         if not uses or uses[0][0] is not call.func:
             return  # the file's settings are reported once, from its first torch.load
