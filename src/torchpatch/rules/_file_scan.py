@@ -40,16 +40,17 @@ def _scoped_inside(ctx, node: ast.AST, scope) -> Iterator[tuple[ast.AST, object]
         yield from _scoped_inside(ctx, statement, inner)
 
 
-#: The last file's answers: (its tree, {qualnames: uses}). One entry, so memory stays flat across a run; the
-#: tree is kept so that its id cannot be reused by another file while the entry is alive.
-_LAST: list = [None, {}]
+#: The last file's answers, as one ``(tree, {qualnames: uses})`` entry replaced whole (so two threads never share
+#: a dictionary): memory stays flat across a run, and holding the tree keeps its identity from being reused.
+_LAST: list = [None]
 
 
 def named_uses(ctx, qualnames: frozenset[str]) -> list[tuple[ast.expr, str]]:
     """Name/Attribute nodes of the file that resolve to one of ``qualnames``, in source order (cached per file)."""
-    if _LAST[0] is not ctx.tree:
-        _LAST[0], _LAST[1] = ctx.tree, {}
-    cache = _LAST[1]
+    entry = _LAST[0]
+    if entry is None or entry[0] is not ctx.tree:
+        entry = _LAST[0] = (ctx.tree, {})
+    cache = entry[1]
     if qualnames not in cache:
         last = {name.rpartition(".")[2] for name in qualnames}
         found = []
