@@ -55,6 +55,10 @@ class ChangedDefault(Rule):
     changed_in = v("2.5")
     opt_in = True
     references = ("https://github.com/pytorch/pytorch/releases",)
+    # Rows whose whole static pattern is "a call that leaves the changed default": 2.13 made
+    # `fork_rng(device_type=)` default to the current accelerator and `allow_override=` default to True on
+    # `torch.library.register_fake` (`Library.impl` / `Library._register_fake` too, on a known receiver).
+    catalog_ids = ("misc.device-defaults", "export.allow-override-default")
     calls = LazyNames(lambda: callables_with("defaults"))
 
     VALID = [
@@ -73,6 +77,9 @@ class ChangedDefault(Rule):
         Invalid("import torch\nwith torch.random.fork_rng():\n    step()\n", min_torch="2.12", target_torch="2.13"),
         Invalid("import torch\nwith torch.random.fork_rng(devices=[0]):\n    step()\n", min_torch="2.12",
                 target_torch="2.13"),
+        # A second registration for the same op raised before 2.13 and silently overrides since.
+        Invalid("import torch\n@torch.library.register_fake(\"mylib::foo\")\ndef _(x):\n    return x.new_empty(x.shape)\n",
+                min_torch="2.12", target_torch="2.13"),
     ]
 
     def check_call(self, ctx, call, qualname):
