@@ -380,6 +380,11 @@ class _Walker:
                 ctx.statement = node
                 for expr, expr_scope in ((h, scope) for h in header):
                     self._visit_expression(expr, expr_scope, node)
+                if type(node) is ast.ClassDef and self.index.calls:
+                    # ``class MyFSDP(FullyShardedDataParallel)``: constructing the subclass calls the base.
+                    for base in node.bases:
+                        starred, double = _unknown_arguments(base)
+                        self._wrapped_call(ast.copy_location(ast.Call(base, [starred], [double]), base), scope, node)
         for body in bodies:
             if body and self._has_candidate(_first_row(body[0]), body[-1].end_lineno or body[-1].lineno):
                 self._visit_body(body, inner_scope)
@@ -452,6 +457,14 @@ class _Walker:
                         for rule in methods[func.attr]:
                             ctx.rule = rule
                             ctx.diagnostics.extend(rule.check_method_call(ctx, node))
+                    elif qualname == "functools.partial" and calls and node.args:
+                        self._wrapped_call(_partial_call(node), current, statement)
+                elif type(func) is ast.Call and calls and isinstance(func.func, (ast.Name, ast.Attribute)) \
+                        and scopes.qualname(func.func, current) == "torch.compile":
+                    wrapped = _compiled_function(func)
+                    if wrapped is not None:
+                        self._wrapped_call(ast.copy_location(ast.Call(wrapped, node.args, node.keywords), node),
+                                           current, statement)
                 stack.append((func, current))
                 stack.extend((arg, current) for arg in node.args)
                 stack.extend((keyword.value, current) for keyword in node.keywords)
@@ -498,6 +511,30 @@ class _Walker:
             else:
                 stack.extend((child, current) for child in ast.iter_child_nodes(node))
 
+    def _wrapped_call(self, call: ast.Call, scope: Scope, statement: ast.stmt) -> None:
+        """A watched callable called through a wrapper (``functools.partial(f, ...)``, ``torch.compile(f)(...)``,
+        a subclass of ``f``): ``call`` stands for the call that eventually happens. Rules that watch the name
+        as a reference already report it there. No fix: the wrapper's own text is not the call's."""
+        func = call.func
+        if not isinstance(func, (ast.Name, ast.Attribute)):
+            return
+        ctx = self.ctx
+        qualname = ctx.scopes.qualname(func, scope)
+        rules = self.index.calls.get(qualname) if qualname is not None else None
+        if not rules:
+            return
+        watching = {id(rule) for prefix in _prefixes(qualname) for rule in self.index.references.get(prefix, ())}
+        ctx.scope, ctx.statement = scope, statement
+        for rule in rules:
+            if id(rule) in watching:
+                continue
+            ctx.rule = rule
+            for diagnostic in rule.check_call(ctx, call, qualname):
+                if diagnostic.fix is not None:
+                    diagnostic = Diagnostic(code=diagnostic.code, name=diagnostic.name, message=diagnostic.message,
+                                            start=diagnostic.start, end=diagnostic.end, fix=None, rule=diagnostic.rule)
+                ctx.diagnostics.append(diagnostic)
+
     def _references_in_chain(self, base: ast.Name, chain: list[ast.AST], scope: Scope, statement: ast.stmt) -> None:
         qualname = self.ctx.scopes.lookup(base.id, scope, (base.lineno, base.col_offset))
         if qualname is None or qualname.split(".")[0] not in TRACKED_ROOTS:
@@ -512,6 +549,31 @@ class _Walker:
                 candidates.append(Reference(node, qualname, scope, statement))
         if candidates:
             self._dispatch_longest(candidates)
+
+
+def _unknown_arguments(like: ast.AST) -> tuple[ast.Starred, ast.keyword]:
+    """``*args`` and ``**kwargs`` standing for the arguments a wrapper's caller adds (unknown here)."""
+    starred = ast.copy_location(ast.Starred(ast.copy_location(ast.Name("<caller>", ast.Load()), like), ast.Load()), like)
+    double = ast.copy_location(ast.keyword(None, ast.copy_location(ast.Name("<caller>", ast.Load()), like)), like)
+    return starred, double
+
+
+def _partial_call(partial: ast.Call) -> ast.Call:
+    """``partial(f, a, k=1)`` is ``f(a, *args, k=1, **kwargs)`` once called: its arguments are the first
+    ones of the call, and the caller may add any others."""
+    starred, double = _unknown_arguments(partial)
+    return ast.copy_location(ast.Call(partial.args[0], [*partial.args[1:], starred], [*partial.keywords, double]),
+                             partial)
+
+
+def _compiled_function(compile_call: ast.Call) -> ast.expr | None:
+    """The function ``torch.compile(f, ...)`` compiles (the compiled callable takes f's arguments)."""
+    if compile_call.args:
+        return None if isinstance(compile_call.args[0], ast.Starred) else compile_call.args[0]
+    for keyword in compile_call.keywords:
+        if keyword.arg == "model":
+            return keyword.value
+    return None
 
 
 def _called_through_assignment(scopes: ScopeTree, func: ast.expr, scope: Scope) -> bool:

@@ -1,0 +1,113 @@
+"""Names reached through wrappers: functools.partial, torch.compile(f)(...), subclasses, class attributes,
+star imports. A wrapper's own text is not the call's, so nothing reached through one is fixed."""
+
+from __future__ import annotations
+
+import pytest
+
+FSDP_IMPORT = "from torch.distributed.fsdp import FullyShardedDataParallel\n"
+VARLEN_IMPORT = "from torch.nn.attention.varlen import varlen_attn\n"
+
+
+def found(result):
+    return [(f.code, f.fix is not None) for f in result.findings]
+
+
+@pytest.mark.parametrize("code", [
+    pytest.param("import functools\n" + FSDP_IMPORT + "wrap = functools.partial(FullyShardedDataParallel, use_orig_params=True)\n",
+                 id="functools.partial"),
+    pytest.param("from functools import partial\n" + FSDP_IMPORT + "wrap = partial(FullyShardedDataParallel)\n",
+                 id="from-functools"),
+    pytest.param("import functools as ft\nimport torch\nwrap = ft.partial(torch.distributed.fsdp.FullyShardedDataParallel)\n",
+                 id="aliased-functools"),
+    pytest.param("from functools import partial as p\nfrom torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+                 "policy = dict(wrapper=p(FSDP, sharding_strategy=s))\n", id="nested-in-call"),
+])
+def test_partial_of_a_deprecated_callable_is_reported(lint, code):
+    assert found(lint(code)) == [("TP213", False)]
+
+
+def test_keywords_given_to_partial_are_keywords_of_the_call(lint):
+    result = lint("from functools import partial\n" + VARLEN_IMPORT + "attn = partial(varlen_attn, is_causal=True)\n",
+                  target="2.13")
+    assert found(result) == [("TP110", False)]  # reported, never fixed through the wrapper
+    result = lint("import functools, torch\nexport = functools.partial(torch.onnx.export, fallback=True)\n", target="2.15")
+    assert found(result) == [("TP102", False)]
+
+
+@pytest.mark.parametrize("code", [
+    # The caller may pass weights_only=... / dynamo=... itself: an argument's absence says nothing.
+    pytest.param("import torch\nfrom functools import partial\nload = partial(torch.load, map_location='cpu')\n",
+                 id="load-absent-keyword"),
+    pytest.param("import torch\nfrom functools import partial\n"
+                 "export = partial(torch.onnx.export, operator_export_type=torch.onnx.OperatorExportTypes.ONNX)\n",
+                 id="onnx-absent-dynamo"),
+    # Another library's partial, and a partial of another callable.
+    pytest.param("from toolz import partial\n" + FSDP_IMPORT + "wrap = partial(FullyShardedDataParallel)\n",
+                 id="not-functools"),
+    pytest.param("from functools import partial\nimport torch\nwrap = partial(torch.distributed.fsdp.fully_shard)\n",
+                 id="fsdp2"),
+    pytest.param("from functools import partial\n" + VARLEN_IMPORT + "attn = partial(varlen_attn, window_size=(-1, 0))\n",
+                 id="new-signature"),
+    pytest.param("from functools import partial\nimport torch\nf = partial(*callables)\n", id="starred"),
+])
+def test_partial_reports_nothing_it_cannot_know(lint, code):
+    assert found(lint(code, target="2.15", min_torch="2.4")) == []
+
+
+def test_partial_of_a_name_watched_as_reference_is_reported_once(lint):
+    result = lint("import torch\nfrom functools import partial\nac = partial(torch.cuda.amp.autocast, dtype=torch.bfloat16)\n")
+    assert [f.code for f in result.findings] == ["TP202"]
+
+
+def test_compiled_function_gets_the_call_arguments(lint):
+    code = ("import torch\n" + VARLEN_IMPORT +
+            "out = torch.compile(varlen_attn)(q, k, v, cu, cu, m, m, is_causal=True)\n")
+    result = lint(code, target="2.13")
+    assert found(result) == [("TP110", False)]
+    code = "import torch\n" + VARLEN_IMPORT + "out = torch.compile(model=varlen_attn, fullgraph=True)(q, k, v, cu, cu, m, m, True)\n"
+    assert found(lint(code, target="2.13")) == [("TP110", False)]
+
+
+@pytest.mark.parametrize("code", [
+    "import torch\n" + VARLEN_IMPORT + "out = torch.compile(varlen_attn)(q, k, v, cu, cu, m, m, window_size=(-1, 0))\n",
+    "import torch\nout = torch.compile(flash_varlen)(q, k, v, cu, cu, m, m, is_causal=True)\n",
+    "import torch\n" + VARLEN_IMPORT + "fn = torch.compile()\n",
+])
+def test_compiled_function_valid(lint, code):
+    assert found(lint(code, target="2.13")) == []
+
+
+def test_subclass_of_a_deprecated_class_flags_the_base(lint):
+    code = FSDP_IMPORT + "class MyFSDP(FullyShardedDataParallel):\n    pass\n"
+    result = lint(code)
+    assert found(result) == [("TP213", False)]
+    assert code[result.findings[0].start:result.findings[0].end] == "FullyShardedDataParallel"
+    code = "import torch.distributed.fsdp as fsdp\nclass Wrapped(Base, fsdp.FullyShardedDataParallel, metaclass=M):\n    pass\n"
+    assert found(lint(code)) == [("TP213", False)]
+
+
+@pytest.mark.parametrize("code", [
+    "import torch\nclass Net(torch.nn.Module):\n    pass\n",
+    "from fairscale.nn import FullyShardedDataParallel\nclass MyFSDP(FullyShardedDataParallel):\n    pass\n",
+    "import torch\nfrom torch.distributed.fsdp import FSDPModule\nclass M(FSDPModule):\n    pass\n",
+])
+def test_subclass_valid(lint, code):
+    assert found(lint(code, target="2.15")) == []
+
+
+def test_class_attribute_holding_a_deprecated_callable_is_a_reference(lint):
+    result = lint("import torch\nclass Trainer:\n    autocast = torch.cuda.amp.autocast\n"
+                  "    def step(self):\n        with self.autocast():\n            pass\n")
+    assert [f.code for f in result.findings] == ["TP202"]
+    result = lint("import torch\nclass Trainer:\n    scaler_cls = torch.cuda.amp.GradScaler\n")
+    assert [f.code for f in result.findings] == ["TP202"]
+
+
+def test_fix_leaves_wrappers_alone(lint):
+    code = ("from functools import partial\nimport torch\n" + VARLEN_IMPORT + FSDP_IMPORT +
+            "attn = partial(varlen_attn, is_causal=True)\nout = torch.compile(varlen_attn)(q, k, v, cu, cu, m, m, False)\n"
+            "class MyFSDP(FullyShardedDataParallel):\n    pass\n")
+    result = lint(code, target="2.13", fix=True)
+    assert result.path.read_text() == code
+    assert sorted(f.code for f in result.findings) == ["TP110", "TP110", "TP213"]
