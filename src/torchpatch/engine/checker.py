@@ -252,6 +252,10 @@ class RuleIndex:
                 self.methods.setdefault(name, []).append(rule)
         method_names = "|".join(sorted(map(re.escape, self.methods)))
         self.method_pattern = re.compile(rf"\.\s*(?:{method_names})\s*\(") if method_names else None
+        self.attributes: dict[str, list[Rule]] = {}
+        for rule in self.rules:
+            for name in rule.attributes_assigned:
+                self.attributes.setdefault(name, []).append(rule)
 
 
 def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, min_torch: Version,
@@ -314,6 +318,8 @@ def _candidate_rows(text: str, scopes: ScopeTree, index: RuleIndex) -> list[int]
         offsets.extend(word_offsets(text, names))
     if index.method_pattern is not None and names:
         offsets.extend(match.start() for match in index.method_pattern.finditer(text))
+    if index.attributes and names:
+        offsets.extend(word_offsets(text, index.attributes))
     if not offsets:
         return []
     offsets.sort()
@@ -335,6 +341,7 @@ _SIMPLE_STATEMENTS = frozenset({
     ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise, ast.Assert, ast.Delete,
     ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal,
 })
+_ASSIGNMENTS = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
@@ -370,6 +377,8 @@ class _Walker:
             if self._has_candidate(node.lineno, node.end_lineno or node.lineno):
                 ctx.statement = node
                 self._visit_expression(node, scope, node)
+                if self.index.attributes and type(node) in _ASSIGNMENTS:
+                    self._attribute_assignments(node, scope)
             return
         header, bodies, inner_scope = _split_statement(node, self.ctx.scopes, scope)
         if header:
@@ -459,6 +468,9 @@ class _Walker:
                             ctx.diagnostics.extend(rule.check_method_call(ctx, node))
                     elif qualname == "functools.partial" and calls and node.args:
                         self._wrapped_call(_partial_call(node), current, statement)
+                    elif qualname is None and self.index.attributes and type(func) is ast.Name and func.id == "setattr" \
+                            and len(node.args) == 3 and not node.keywords:
+                        self._setattr_call(node, current, statement)
                 elif type(func) is ast.Call and calls and isinstance(func.func, (ast.Name, ast.Attribute)) \
                         and scopes.qualname(func.func, current) == "torch.compile":
                     wrapped = _compiled_function(func)
@@ -511,6 +523,29 @@ class _Walker:
             else:
                 stack.extend((child, current) for child in ast.iter_child_nodes(node))
 
+    def _attribute_assignments(self, node: ast.Assign | ast.AnnAssign | ast.AugAssign, scope: Scope) -> None:
+        targets = node.targets if type(node) is ast.Assign else [node.target]
+        value = None if type(node) is ast.AugAssign else node.value
+        ctx = self.ctx
+        for target in targets:
+            for element in _assigned_elements(target):
+                rules = self.index.attributes.get(element.attr) if type(element) is ast.Attribute else None
+                for rule in rules or ():
+                    ctx.scope, ctx.statement, ctx.rule = scope, node, rule
+                    ctx.diagnostics.extend(rule.check_attribute_assignment(ctx, element, value))
+
+    def _setattr_call(self, call: ast.Call, scope: Scope, statement: ast.stmt) -> None:
+        """``setattr(obj, "name", value)`` with the builtin setattr."""
+        name = call.args[1]
+        if type(name) is not ast.Constant or not isinstance(name.value, str) or name.value not in self.index.attributes:
+            return
+        ctx = self.ctx
+        if ctx.scopes.binding_for("setattr", scope, (call.lineno, call.col_offset)) is not None:
+            return
+        for rule in self.index.attributes[name.value]:
+            ctx.scope, ctx.statement, ctx.rule = scope, statement, rule
+            ctx.diagnostics.extend(rule.check_attribute_assignment(ctx, name, call.args[2]))
+
     def _wrapped_call(self, call: ast.Call, scope: Scope, statement: ast.stmt) -> None:
         """A watched callable called through a wrapper (``functools.partial(f, ...)``, ``torch.compile(f)(...)``,
         a subclass of ``f``): ``call`` stands for the call that eventually happens. Rules that watch the name
@@ -549,6 +584,15 @@ class _Walker:
                 candidates.append(Reference(node, qualname, scope, statement))
         if candidates:
             self._dispatch_longest(candidates)
+
+
+def _assigned_elements(target: ast.expr) -> list[ast.expr]:
+    """The targets an assignment stores to: ``a.x, (b.y, *c) = ...`` → a.x, b.y, c."""
+    if type(target) in (ast.Tuple, ast.List):
+        return [inner for element in target.elts for inner in _assigned_elements(element)]
+    if type(target) is ast.Starred:
+        return _assigned_elements(target.value)
+    return [target]
 
 
 def _unknown_arguments(like: ast.AST) -> tuple[ast.Starred, ast.keyword]:
