@@ -108,6 +108,69 @@ def test_fix_leaves_wrappers_alone(lint):
     code = ("from functools import partial\nimport torch\n" + VARLEN_IMPORT + FSDP_IMPORT +
             "attn = partial(varlen_attn, is_causal=True)\nout = torch.compile(varlen_attn)(q, k, v, cu, cu, m, m, False)\n"
             "class MyFSDP(FullyShardedDataParallel):\n    pass\n")
-    result = lint(code, target="2.13", fix=True)
-    assert result.path.read_text() == code
+    result = lint(code, target="2.13", fix=True, unsafe_fixes=True)
+    assert result.fixed_count == 0 and result.fixed_text in (None, code)
     assert sorted(f.code for f in result.findings) == ["TP110", "TP110", "TP213"]
+
+
+# -- star imports ----------------------------------------------------------------------------------------------
+
+def test_star_import_of_a_torch_module_binds_its_exports(lint):
+    result = lint("from torch.cuda.amp import *\nwith autocast():\n    pass\nscaler = GradScaler()\n")
+    assert [(f.code, f.row) for f in result.findings] == [("TP202", 2), ("TP202", 4)]
+    assert all(f.fix is None for f in result.findings)  # the callee's import names nothing to fix
+    result = lint("from torch.distributed.fsdp import *\nmodel = FullyShardedDataParallel(model)\n")
+    assert [(f.code, f.row) for f in result.findings] == [("TP213", 2)]
+
+
+def test_star_import_keeps_fixes_that_only_touch_arguments(lint):
+    code = "from torch.nn.attention.varlen import *\nout = varlen_attn(q, k, v, cu, cu, m, m, is_causal=False)\n"
+    result = lint(code, target="2.13", fix=True)
+    assert result.fixed_text == "from torch.nn.attention.varlen import *\nout = varlen_attn(q, k, v, cu, cu, m, m)\n"
+
+
+@pytest.mark.parametrize("code", [
+    # A later star import of a module we cannot read may rebind any name.
+    "from torch.cuda.amp import *\nfrom apex.amp import *\nwith autocast():\n    pass\n",
+    # Rebound after the star import, and names the module does not export.
+    "from torch.cuda.amp import *\ndef autocast():\n    pass\nwith autocast():\n    pass\n",
+    "from torch.cuda.amp import *\nload(path)\n",
+    "from torch.distributed.fsdp import *\nmodel = fully_shard(model)\n",
+    # Relative and unknown modules.
+    "import torch\nfrom .amp import *\nwith autocast():\n    pass\n",
+    "from torch.not_a_module import *\nwith autocast():\n    pass\n",
+])
+def test_star_import_valid(lint, code):
+    assert [f.code for f in lint(code, target="2.15").findings] == []
+
+
+def test_star_exports_follow_the_releases():
+    from torchpatch.rules._api_db import star_exports
+    from torchpatch.versions import Version
+
+    v = Version.parse
+    assert {"autocast", "GradScaler", "custom_fwd", "custom_bwd"} <= star_exports("torch.cuda.amp", v("2.4"), v("2.15"))
+    assert "FullyShardedDataParallel" in star_exports("torch.distributed.fsdp", v("2.4"), v("2.4"))
+    assert "fully_shard" not in star_exports("torch.distributed.fsdp", v("2.4"), v("2.4"))
+    assert "fully_shard" in star_exports("torch.distributed.fsdp", v("2.6"), v("2.15"))
+    assert star_exports("torch.not_a_module", v("2.4"), v("2.15")) is None
+    assert star_exports("torch.cuda.amp", v("2.4"), v("2.20")) == star_exports("torch.cuda.amp", v("2.4"), v("2.15"))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("module", ["torch.cuda.amp", "torch.distributed.fsdp", "torch.nn.functional", "torch.optim"])
+def test_star_exports_match_torch(module):
+    torch = pytest.importorskip("torch")
+    import importlib
+
+    from torchpatch.rules._api_db import star_exports
+    from torchpatch.versions import Version
+
+    if module.startswith("torch.distributed") and not torch.distributed.is_available():
+        pytest.skip("no torch.distributed in this build")
+    namespace: dict = {}
+    exec(f"from {module} import *", namespace)
+    real = {name for name in namespace if not name.startswith("_")}
+    ours = star_exports(module, Version.parse("2.13"), Version.parse("2.13"))
+    assert ours == real, (sorted(ours - real)[:10], sorted(real - ours)[:10])
+    assert importlib.import_module(module)

@@ -12,6 +12,7 @@ from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, catches_mis
 from torchpatch.engine.resolve import TRACKED_ROOTS, Binding, Scope, ScopeTree, returns_early_on_new_releases
 from torchpatch.engine.source import Locator
 from torchpatch.findings import SAFE, UNSAFE, Diagnostic, Edit, Fix
+from torchpatch.rules._api_db import star_exports
 from torchpatch.rules.base import Rule
 from torchpatch.syntax import chain_root
 from torchpatch.versions import Version
@@ -260,7 +261,7 @@ class RuleIndex:
 
 def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, min_torch: Version,
                locator: Locator | None = None) -> list[Diagnostic]:
-    scopes = ScopeTree(tree)
+    scopes = ScopeTree(tree, lambda module: star_exports(module, min_torch, target))
     ctx = Context(text, locator, tree, scopes, target, min_torch)
     candidate_rows = _candidate_rows(text, scopes, index)
     if not candidate_rows and not scopes.imports:
@@ -421,8 +422,9 @@ class _Walker:
         # The module of ``from M import x`` once per statement, for the rules no name matched.
         self._dispatch_longest(module_matches, skip=reported)
 
-    def _dispatch_longest(self, candidates: list[Reference], skip: set[int] = frozenset()) -> set[int]:
+    def _dispatch_longest(self, candidates: list[Reference], skip: set[int] = frozenset(), fixes: bool = True) -> set[int]:
         """Each rule sees only the longest of the candidates it watches (shortest first in the list).
+        ``fixes=False``: a name bound by a star import, reported without fixes (its import names nothing).
 
         Returns the ids of the rules that were called.
         """
@@ -436,7 +438,8 @@ class _Walker:
             ctx.scope = reference.scope
             ctx.statement = reference.statement
             ctx.rule = rule
-            ctx.diagnostics.extend(rule.check_reference(ctx, reference))
+            found = rule.check_reference(ctx, reference)
+            ctx.diagnostics.extend(found if fixes else map(_without_fix, found))
         return set(chosen)
 
     def _visit_expression(self, root: ast.AST, scope: Scope, statement: ast.stmt) -> None:
@@ -564,14 +567,12 @@ class _Walker:
             if id(rule) in watching:
                 continue
             ctx.rule = rule
-            for diagnostic in rule.check_call(ctx, call, qualname):
-                if diagnostic.fix is not None:
-                    diagnostic = Diagnostic(code=diagnostic.code, name=diagnostic.name, message=diagnostic.message,
-                                            start=diagnostic.start, end=diagnostic.end, fix=None, rule=diagnostic.rule)
-                ctx.diagnostics.append(diagnostic)
+            ctx.diagnostics.extend(map(_without_fix, rule.check_call(ctx, call, qualname)))
 
     def _references_in_chain(self, base: ast.Name, chain: list[ast.AST], scope: Scope, statement: ast.stmt) -> None:
-        qualname = self.ctx.scopes.lookup(base.id, scope, (base.lineno, base.col_offset))
+        scopes = self.ctx.scopes
+        binding = scopes.binding_for(base.id, scope, (base.lineno, base.col_offset))
+        qualname = scopes.binding_qualname(binding) if binding is not None else None
         if qualname is None or qualname.split(".")[0] not in TRACKED_ROOTS:
             return
         references = self.index.references
@@ -583,7 +584,14 @@ class _Walker:
             if qualname in references:
                 candidates.append(Reference(node, qualname, scope, statement))
         if candidates:
-            self._dispatch_longest(candidates)
+            self._dispatch_longest(candidates, fixes=not binding.star)
+
+
+def _without_fix(diagnostic: Diagnostic) -> Diagnostic:
+    if diagnostic.fix is None:
+        return diagnostic
+    return Diagnostic(code=diagnostic.code, name=diagnostic.name, message=diagnostic.message,
+                      start=diagnostic.start, end=diagnostic.end, fix=None, rule=diagnostic.rule)
 
 
 def _assigned_elements(target: ast.expr) -> list[ast.expr]:
@@ -628,7 +636,7 @@ def _called_through_assignment(scopes: ScopeTree, func: ast.expr, scope: Scope) 
     if not isinstance(root, ast.Name):
         return False
     binding = scopes.binding_for(root.id, scope, (root.lineno, root.col_offset))
-    return binding is not None and binding.alias_of is not None
+    return binding is not None and (binding.alias_of is not None or binding.star)
 
 
 def _without_callee_rewrites(ctx: Context, diagnostics: Iterable[Diagnostic], func: ast.expr) -> list[Diagnostic]:
