@@ -174,3 +174,10 @@ def test_star_exports_match_torch(module):
     ours = star_exports(module, Version.parse("2.13"), Version.parse("2.13"))
     assert ours == real, (sorted(ours - real)[:10], sorted(real - ours)[:10])
     assert importlib.import_module(module)
+
+
+def test_partial_keyword_found_in_deepspeed(lint):
+    # deepspeed 0.16.4 inference/v2/checkpoint/huggingface_engine.py
+    code = ("import torch\nfrom functools import partial\n"
+            "load_fn = partial(torch.load, map_location=\"cpu\", weights_only=False)\n")
+    assert found(lint(code)) == [("TP302", False)]
