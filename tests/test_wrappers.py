@@ -102,6 +102,12 @@ def test_class_attribute_holding_a_deprecated_callable_is_a_reference(lint):
     assert [f.code for f in result.findings] == ["TP202"]
     result = lint("import torch\nclass Trainer:\n    scaler_cls = torch.cuda.amp.GradScaler\n")
     assert [f.code for f in result.findings] == ["TP202"]
+    # A callable watched only as a call: the class attribute stands for the ``self.wrapper_cls(...)`` calls.
+    result = lint(FSDP_IMPORT + "class Strategy:\n    wrapper_cls = FullyShardedDataParallel\n"
+                  "    def wrap(self, model):\n        return self.wrapper_cls(model)\n")
+    assert found(result) == [("TP213", False)]
+    assert found(lint(FSDP_IMPORT + "wrapper_cls = FullyShardedDataParallel\nkinds = (FullyShardedDataParallel,)\n")) == []
+    assert found(lint("import torch\nclass Strategy:\n    wrapper_cls = torch.distributed.fsdp.fully_shard\n")) == []
 
 
 def test_fix_leaves_wrappers_alone(lint):

@@ -380,6 +380,12 @@ class _Walker:
                 self._visit_expression(node, scope, node)
                 if self.index.attributes and type(node) in _ASSIGNMENTS:
                     self._attribute_assignments(node, scope)
+                if scope.kind == "class" and type(node) is ast.Assign and self.index.calls \
+                        and isinstance(node.value, (ast.Name, ast.Attribute)):
+                    # ``wrapper_cls = FullyShardedDataParallel`` in a class body is called as ``self.wrapper_cls(...)``,
+                    # which resolves to nothing: the attribute stands for the calls.
+                    starred, double = _unknown_arguments(node.value)
+                    self._wrapped_call(ast.copy_location(ast.Call(node.value, [starred], [double]), node.value), scope, node)
             return
         header, bodies, inner_scope = _split_statement(node, self.ctx.scopes, scope)
         if header:
