@@ -129,7 +129,9 @@ class Context:
         # 1. A name already bound to exactly this object, or to a module it can be reached from.
         best: tuple[int, str] | None = None
         for name in self._visible_names():
-            bound = self.scopes.lookup(name, self.scope, position)
+            binding = self.scopes.binding_for(name, self.scope, position)
+            # A star import's name may be missing on some release of the range: new code never relies on it.
+            bound = self.scopes.binding_qualname(binding) if binding is not None and not binding.star else None
             if bound is None:
                 continue
             if bound == qualname:
