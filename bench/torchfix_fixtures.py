@@ -31,9 +31,6 @@ MISS_REASONS: dict[tuple[str, int, str], str] = {
     ("dataloader", 5, "TOR401"): "an explicit num_workers=0 is a decision, not an oversight (TP500's docs)",
     ("dataloader", 6, "TOR401"): "an explicit num_workers=0 (by position) is a decision, not an oversight",
     ("scoped_library", 3, "TOR901"): "TorchFix-internal rule for PyTorch's own test suite",
-    ("require_grad", 4, "TOR002"): "no hook for attribute assignments on objects of unknown type yet",
-    ("require_grad", 5, "TOR002"): "no hook for attribute assignments on objects of unknown type yet",
-    ("require_grad", 7, "TOR002"): "no hook for attribute assignments on objects of unknown type yet",
 }
 
 

@@ -44,6 +44,8 @@ RELEASES = ["2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1", "2.10.0", "2.1
 _PLATFORMS = {"2.4.1": "manylinux1_x86_64", "2.5.1": "manylinux1_x86_64", "2.6.0": "manylinux1_x86_64"}
 
 OUTPUT = Path(__file__).resolve().parents[1] / "src" / "torchpatch" / "rules" / "data" / "api_db.json.gz"
+#: What ``from M import *`` binds, per public module and release (read by the engine for star imports only).
+STAR_OUTPUT = OUTPUT.with_name("star_exports.json.gz")
 
 _DEPRECATION_CATEGORIES = {"DeprecationWarning", "FutureWarning", "PendingDeprecationWarning"}
 _DEPRECATION_WORDS = re.compile(r"deprecat|will be removed|no longer supported|has been removed", re.I)
@@ -592,6 +594,29 @@ def _follow_stars(modules: dict[str, _ModuleReader]) -> None:
         visit(module, ())
 
 
+def star_exports(results: dict[str, dict]) -> dict:
+    """``from M import *`` binds ``__all__`` when M has one, else its public names (imports included); per
+    public module, the names grouped by the releases (a bit mask over RELEASES) that export them."""
+    modules: dict[str, dict[str, int]] = {}
+    for bit, version in enumerate(RELEASES):
+        for module, entry in results[version]["modules"].items():
+            if not _public_module(module):
+                continue
+            names = entry["all"] if "all" in entry else entry["names"]
+            masks = modules.setdefault(module, {})
+            for name in names:
+                if _is_public(name):
+                    masks[name] = masks.get(name, 0) | 1 << bit
+    grouped: dict[str, dict[str, str]] = {}
+    for module, masks in sorted(modules.items()):
+        by_mask: dict[int, list[str]] = {}
+        for name, mask in masks.items():
+            by_mask.setdefault(mask, []).append(name)
+        if by_mask:
+            grouped[module] = {str(mask): " ".join(sorted(names)) for mask, names in sorted(by_mask.items())}
+    return {"releases": [".".join(v.split(".")[:2]) for v in RELEASES], "modules": grouped}
+
+
 # -- folding the releases into changes -------------------------------------------------------------------
 def _served(release: dict, qualname: str) -> bool | None:
     """Whether a release has ``qualname`` (True), certainly lacks it (False), or cannot say (None)."""
@@ -987,6 +1012,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--download", action="store_true", help="pip download the missing wheels")
     parser.add_argument("--cache", type=Path, default=Path(__file__).resolve().parents[1] / "bench" / ".cache" / "api_db")
     parser.add_argument("--output", type=Path, default=OUTPUT)
+    parser.add_argument("--star-output", type=Path, default=STAR_OUTPUT)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
     wheels = {}
@@ -1007,6 +1033,9 @@ def main(argv: list[str] | None = None) -> int:
                               for v, r in results.items()}
     payload = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
     args.output.write_bytes(gzip.compress(payload, mtime=0))
+    stars = json.dumps(star_exports(results), sort_keys=True, separators=(",", ":")).encode()
+    args.star_output.write_bytes(gzip.compress(stars, mtime=0))
+    print(f"{args.star_output}: {args.star_output.stat().st_size // 1024} KiB")
     print(f"{args.output}: {len(data['removed'])} removed names, {len(data['removed_modules'])} removed modules, "
           f"{len(data['deprecated'])} deprecations, {len(data['keywords'])} functions with keyword changes; "
           f"{args.output.stat().st_size // 1024} KiB")

@@ -557,7 +557,8 @@ def test_typed_storage_claims():
     previous = torch.storage._get_always_warn_typed_storage_removal()
     torch.storage._set_always_warn_typed_storage_removal(True)  # it warns once per process otherwise
     try:
-        for make in (lambda: torch.FloatStorage(3), lambda: torch.ones(3).storage()):
+        assert not hasattr(torch.storage, "_TypedStorage") and not hasattr(torch, "_TypedStorage")  # TP223 says so
+        for make in (lambda: torch.FloatStorage(3), lambda: torch.storage.TypedStorage(3), lambda: torch.ones(3).storage()):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 make()

@@ -32,10 +32,6 @@ TORCHFIX_MAIN_ONLY = frozenset({"TOR108", "TOR402"})
 
 #: TorchFix codes no torchpatch rule answers to, and why.
 NOT_COVERED = {
-    # Engine limitation: rules are dispatched on calls, method calls and references that resolve to torch; an
-    # assignment to an attribute of an unknown object (`model.weight.require_grad = False`) reaches no hook, and
-    # statements that mention no tracked name are skipped before the rules run.
-    "TOR002": "`x.require_grad = ...` typo: the engine has no hook for attribute assignments on non-torch objects",
     "TOR901": "TorchFix-internal: `torch.library._scoped_library` in PyTorch's own test suite",
 }
 
@@ -64,7 +60,7 @@ def test_torchfix_code_list_matches_torchfix():
     ("TOR001", {"TP130"}), ("TOR004", {"TP130"}), ("TOR101", {"TP250", "TP251", "TP252", "TP253"}),
     ("TOR103", {"TP250", "TP251", "TP252", "TP253"}), ("TOR104", {"TP254"}), ("TOR105", {"TP254"}),
     ("TOR106", {"TP900"}), ("TOR107", {"TP901"}), ("TOR201", {"TP600"}), ("TOR202", {"TP601"}),
-    ("TOR401", {"TP500"}), ("TOR108", {"TP903"}), ("TOR402", {"TP904"}), ("TOR203", {"TP905"}),
+    ("TOR401", {"TP500"}), ("TOR108", {"TP903"}), ("TOR402", {"TP904"}), ("TOR203", {"TP905"}), ("TOR002", {"TP520"}),
 ])
 def test_redirects(tor, ours):
     assert ours <= set(torchfix_redirects()[tor])
@@ -574,3 +570,52 @@ def test_hasattr_on_a_non_torch_object_is_not_a_version_guard(lint):
     code = ("import torch\nif hasattr(kwargs, 'attention_mask'):\n    ids = kwargs['attention_mask'].cumsum(-1)\n"
             "else:\n    ids = torch.range(0, n - 1)\n")
     assert [f.code for f in lint(code, select=["TP250"]).findings] == ["TP250"]
+
+
+# -- TP520 require-grad-typo (TOR002) ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("code, rows", [
+    ("import torch\na.require_grad = b.require_grad = False\n", [2, 2]),
+    ("import torch\nfor p in ps:\n    p.require_grad: bool = False\n", [3]),
+    ("import torch\np.require_grad |= flag\n", [2]),
+    ("import torch\n(x.require_grad, *rest), y = value\n", [2]),
+    ("import torch\nsetattr(p, \"require_grad\", False)\n", [2]),
+    ("import torch\ndef freeze(m):\n    for p in m.parameters():\n        p.require_grad = False\n", [4]),
+])
+def test_require_grad_typo_spellings(lint, code, rows):
+    assert [(f.code, f.row) for f in lint(code).findings] == [("TP520", row) for row in rows]
+
+
+@pytest.mark.parametrize("code", [
+    "import torch\ndef setattr(*a):\n    pass\nsetattr(p, 'require_grad', False)\n",  # not the builtin
+    "import torch\nsetattr(p, 'require_grad', False, extra)\n",
+    "import torch\np.requires_grad = False\nrequire_grad = False\nprint(require_grad)\n",
+    "import torch\np.require_grad_ = False\n",
+    "import torch\nif p.require_grad:\n    p.require_grad = False\n",  # read on purpose: the file's own attribute
+])
+def test_require_grad_typo_clean(lint, code):
+    assert [f.code for f in lint(code).findings] == []
+
+
+def test_require_grad_typo_is_on_by_default_and_answers_tor002(lint):
+    code = "import torch\np.require_grad = False  # noqa: TOR002\nq.require_grad = False\n"
+    assert [f.code for f in lint(code).findings] == ["TP520"]
+    assert [f.code for f in lint(code, select=["TOR002"]).findings] == ["TP520"]
+
+
+@pytest.mark.torch
+def test_require_grad_typo_is_silent_and_the_fix_takes_effect():
+    torch = pytest.importorskip("torch")
+    assert not hasattr(torch.Tensor, "require_grad")
+    param = torch.nn.Parameter(torch.zeros(2))
+    param.require_grad = False  # the typo: no error, no effect
+    assert param.requires_grad is True
+    module = torch.nn.Linear(2, 2)
+    module.require_grad = False
+    assert all(p.requires_grad for p in module.parameters())
+    param.requires_grad = False  # the fixed spelling
+    assert param.requires_grad is False
+    non_leaf = torch.zeros(2, requires_grad=True) * 2
+    non_leaf.require_grad = False
+    with pytest.raises(RuntimeError):
+        non_leaf.requires_grad = False  # why the fix is unsafe

@@ -333,7 +333,7 @@ def _terms(query: str) -> list[str]:
 
 
 def _rule_haystack(rule: type[Rule]) -> tuple[str, str]:
-    names = " ".join(sorted(rule.calls | rule.references_to | rule.methods)).lower()
+    names = " ".join(sorted(rule.calls | rule.references_to | rule.methods | rule.attributes_assigned)).lower()
     words = " ".join((rule.code, rule.name, rule.summary, rule.prose(), " ".join(rule.catalog_ids))).lower()
     return names, words
 
@@ -417,7 +417,8 @@ def rule_metadata(rule: type[Rule], with_rows: bool = True) -> dict[str, Any]:
         "references": list(rule.references), "torchfix_codes": list(rule.torchfix_codes),
         "catalog_ids": list(rule.catalog_ids), "opt_in": rule.opt_in,
         "watches": {"calls": sorted(rule.calls), "references": sorted(rule.references_to),
-                    "methods": sorted(rule.methods), "dependencies": sorted(rule.dependencies)},
+                    "methods": sorted(rule.methods), "attributes_assigned": sorted(rule.attributes_assigned),
+                    "dependencies": sorted(rule.dependencies)},
     }
     if table and with_rows:
         entry["rows"] = [row_json(row) for row in table_rows(rule)]

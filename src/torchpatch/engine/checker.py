@@ -12,6 +12,7 @@ from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, catches_mis
 from torchpatch.engine.resolve import TRACKED_ROOTS, Binding, Scope, ScopeTree, returns_early_on_new_releases
 from torchpatch.engine.source import Locator
 from torchpatch.findings import SAFE, UNSAFE, Diagnostic, Edit, Fix
+from torchpatch.rules._api_db import star_exports
 from torchpatch.rules.base import Rule
 from torchpatch.syntax import chain_root
 from torchpatch.versions import Version
@@ -128,7 +129,9 @@ class Context:
         # 1. A name already bound to exactly this object, or to a module it can be reached from.
         best: tuple[int, str] | None = None
         for name in self._visible_names():
-            bound = self.scopes.lookup(name, self.scope, position)
+            binding = self.scopes.binding_for(name, self.scope, position)
+            # A star import's name may be missing on some release of the range: new code never relies on it.
+            bound = self.scopes.binding_qualname(binding) if binding is not None and not binding.star else None
             if bound is None:
                 continue
             if bound == qualname:
@@ -252,11 +255,15 @@ class RuleIndex:
                 self.methods.setdefault(name, []).append(rule)
         method_names = "|".join(sorted(map(re.escape, self.methods)))
         self.method_pattern = re.compile(rf"\.\s*(?:{method_names})\s*\(") if method_names else None
+        self.attributes: dict[str, list[Rule]] = {}
+        for rule in self.rules:
+            for name in rule.attributes_assigned:
+                self.attributes.setdefault(name, []).append(rule)
 
 
 def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, min_torch: Version,
                locator: Locator | None = None) -> list[Diagnostic]:
-    scopes = ScopeTree(tree)
+    scopes = ScopeTree(tree, lambda module: star_exports(module, min_torch, target))
     ctx = Context(text, locator, tree, scopes, target, min_torch)
     candidate_rows = _candidate_rows(text, scopes, index)
     if not candidate_rows and not scopes.imports:
@@ -314,6 +321,8 @@ def _candidate_rows(text: str, scopes: ScopeTree, index: RuleIndex) -> list[int]
         offsets.extend(word_offsets(text, names))
     if index.method_pattern is not None and names:
         offsets.extend(match.start() for match in index.method_pattern.finditer(text))
+    if index.attributes and names:
+        offsets.extend(word_offsets(text, index.attributes))
     if not offsets:
         return []
     offsets.sort()
@@ -335,6 +344,7 @@ _SIMPLE_STATEMENTS = frozenset({
     ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise, ast.Assert, ast.Delete,
     ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal,
 })
+_ASSIGNMENTS = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
@@ -370,6 +380,14 @@ class _Walker:
             if self._has_candidate(node.lineno, node.end_lineno or node.lineno):
                 ctx.statement = node
                 self._visit_expression(node, scope, node)
+                if self.index.attributes and type(node) in _ASSIGNMENTS:
+                    self._attribute_assignments(node, scope)
+                if scope.kind == "class" and type(node) is ast.Assign and self.index.calls \
+                        and isinstance(node.value, (ast.Name, ast.Attribute)):
+                    # ``wrapper_cls = FullyShardedDataParallel`` in a class body is called as ``self.wrapper_cls(...)``,
+                    # which resolves to nothing: the attribute stands for the calls.
+                    starred, double = _unknown_arguments(node.value)
+                    self._wrapped_call(ast.copy_location(ast.Call(node.value, [starred], [double]), node.value), scope, node)
             return
         header, bodies, inner_scope = _split_statement(node, self.ctx.scopes, scope)
         if header:
@@ -380,6 +398,11 @@ class _Walker:
                 ctx.statement = node
                 for expr, expr_scope in ((h, scope) for h in header):
                     self._visit_expression(expr, expr_scope, node)
+                if type(node) is ast.ClassDef and self.index.calls:
+                    # ``class MyFSDP(FullyShardedDataParallel)``: constructing the subclass calls the base.
+                    for base in node.bases:
+                        starred, double = _unknown_arguments(base)
+                        self._wrapped_call(ast.copy_location(ast.Call(base, [starred], [double]), base), scope, node)
         for body in bodies:
             if body and self._has_candidate(_first_row(body[0]), body[-1].end_lineno or body[-1].lineno):
                 self._visit_body(body, inner_scope)
@@ -407,8 +430,9 @@ class _Walker:
         # The module of ``from M import x`` once per statement, for the rules no name matched.
         self._dispatch_longest(module_matches, skip=reported)
 
-    def _dispatch_longest(self, candidates: list[Reference], skip: set[int] = frozenset()) -> set[int]:
+    def _dispatch_longest(self, candidates: list[Reference], skip: set[int] = frozenset(), fixes: bool = True) -> set[int]:
         """Each rule sees only the longest of the candidates it watches (shortest first in the list).
+        ``fixes=False``: a name bound by a star import, reported without fixes (its import names nothing).
 
         Returns the ids of the rules that were called.
         """
@@ -422,7 +446,8 @@ class _Walker:
             ctx.scope = reference.scope
             ctx.statement = reference.statement
             ctx.rule = rule
-            ctx.diagnostics.extend(rule.check_reference(ctx, reference))
+            found = rule.check_reference(ctx, reference)
+            ctx.diagnostics.extend(found if fixes else map(_without_fix, found))
         return set(chosen)
 
     def _visit_expression(self, root: ast.AST, scope: Scope, statement: ast.stmt) -> None:
@@ -452,6 +477,17 @@ class _Walker:
                         for rule in methods[func.attr]:
                             ctx.rule = rule
                             ctx.diagnostics.extend(rule.check_method_call(ctx, node))
+                    elif qualname == "functools.partial" and calls and node.args:
+                        self._wrapped_call(_partial_call(node), current, statement)
+                    elif qualname is None and self.index.attributes and type(func) is ast.Name and func.id == "setattr" \
+                            and len(node.args) == 3 and not node.keywords:
+                        self._setattr_call(node, current, statement)
+                elif type(func) is ast.Call and calls and isinstance(func.func, (ast.Name, ast.Attribute)) \
+                        and scopes.qualname(func.func, current) == "torch.compile":
+                    wrapped = _compiled_function(func)
+                    if wrapped is not None:
+                        self._wrapped_call(ast.copy_location(ast.Call(wrapped, node.args, node.keywords), node),
+                                           current, statement)
                 stack.append((func, current))
                 stack.extend((arg, current) for arg in node.args)
                 stack.extend((keyword.value, current) for keyword in node.keywords)
@@ -498,8 +534,53 @@ class _Walker:
             else:
                 stack.extend((child, current) for child in ast.iter_child_nodes(node))
 
+    def _attribute_assignments(self, node: ast.Assign | ast.AnnAssign | ast.AugAssign, scope: Scope) -> None:
+        targets = node.targets if type(node) is ast.Assign else [node.target]
+        value = None if type(node) is ast.AugAssign else node.value
+        ctx = self.ctx
+        for target in targets:
+            for element in _assigned_elements(target):
+                rules = self.index.attributes.get(element.attr) if type(element) is ast.Attribute else None
+                for rule in rules or ():
+                    ctx.scope, ctx.statement, ctx.rule = scope, node, rule
+                    ctx.diagnostics.extend(rule.check_attribute_assignment(ctx, element, value))
+
+    def _setattr_call(self, call: ast.Call, scope: Scope, statement: ast.stmt) -> None:
+        """``setattr(obj, "name", value)`` with the builtin setattr."""
+        name = call.args[1]
+        if type(name) is not ast.Constant or not isinstance(name.value, str) or name.value not in self.index.attributes:
+            return
+        ctx = self.ctx
+        if ctx.scopes.binding_for("setattr", scope, (call.lineno, call.col_offset)) is not None:
+            return
+        for rule in self.index.attributes[name.value]:
+            ctx.scope, ctx.statement, ctx.rule = scope, statement, rule
+            ctx.diagnostics.extend(rule.check_attribute_assignment(ctx, name, call.args[2]))
+
+    def _wrapped_call(self, call: ast.Call, scope: Scope, statement: ast.stmt) -> None:
+        """A watched callable called through a wrapper (``functools.partial(f, ...)``, ``torch.compile(f)(...)``,
+        a subclass of ``f``): ``call`` stands for the call that eventually happens. Rules that watch the name
+        as a reference already report it there. No fix: the wrapper's own text is not the call's."""
+        func = call.func
+        if not isinstance(func, (ast.Name, ast.Attribute)):
+            return
+        ctx = self.ctx
+        qualname = ctx.scopes.qualname(func, scope)
+        rules = self.index.calls.get(qualname) if qualname is not None else None
+        if not rules:
+            return
+        watching = {id(rule) for prefix in _prefixes(qualname) for rule in self.index.references.get(prefix, ())}
+        ctx.scope, ctx.statement = scope, statement
+        for rule in rules:
+            if id(rule) in watching:
+                continue
+            ctx.rule = rule
+            ctx.diagnostics.extend(map(_without_fix, rule.check_call(ctx, call, qualname)))
+
     def _references_in_chain(self, base: ast.Name, chain: list[ast.AST], scope: Scope, statement: ast.stmt) -> None:
-        qualname = self.ctx.scopes.lookup(base.id, scope, (base.lineno, base.col_offset))
+        scopes = self.ctx.scopes
+        binding = scopes.binding_for(base.id, scope, (base.lineno, base.col_offset))
+        qualname = scopes.binding_qualname(binding) if binding is not None else None
         if qualname is None or qualname.split(".")[0] not in TRACKED_ROOTS:
             return
         references = self.index.references
@@ -511,7 +592,48 @@ class _Walker:
             if qualname in references:
                 candidates.append(Reference(node, qualname, scope, statement))
         if candidates:
-            self._dispatch_longest(candidates)
+            self._dispatch_longest(candidates, fixes=not binding.star)
+
+
+def _without_fix(diagnostic: Diagnostic) -> Diagnostic:
+    if diagnostic.fix is None:
+        return diagnostic
+    return Diagnostic(code=diagnostic.code, name=diagnostic.name, message=diagnostic.message,
+                      start=diagnostic.start, end=diagnostic.end, fix=None, rule=diagnostic.rule)
+
+
+def _assigned_elements(target: ast.expr) -> list[ast.expr]:
+    """The targets an assignment stores to: ``a.x, (b.y, *c) = ...`` → a.x, b.y, c."""
+    if type(target) in (ast.Tuple, ast.List):
+        return [inner for element in target.elts for inner in _assigned_elements(element)]
+    if type(target) is ast.Starred:
+        return _assigned_elements(target.value)
+    return [target]
+
+
+def _unknown_arguments(like: ast.AST) -> tuple[ast.Starred, ast.keyword]:
+    """``*args`` and ``**kwargs`` standing for the arguments a wrapper's caller adds (unknown here)."""
+    starred = ast.copy_location(ast.Starred(ast.copy_location(ast.Name("<caller>", ast.Load()), like), ast.Load()), like)
+    double = ast.copy_location(ast.keyword(None, ast.copy_location(ast.Name("<caller>", ast.Load()), like)), like)
+    return starred, double
+
+
+def _partial_call(partial: ast.Call) -> ast.Call:
+    """``partial(f, a, k=1)`` is ``f(a, *args, k=1, **kwargs)`` once called: its arguments are the first
+    ones of the call, and the caller may add any others."""
+    starred, double = _unknown_arguments(partial)
+    return ast.copy_location(ast.Call(partial.args[0], [*partial.args[1:], starred], [*partial.keywords, double]),
+                             partial)
+
+
+def _compiled_function(compile_call: ast.Call) -> ast.expr | None:
+    """The function ``torch.compile(f, ...)`` compiles (the compiled callable takes f's arguments)."""
+    if compile_call.args:
+        return None if isinstance(compile_call.args[0], ast.Starred) else compile_call.args[0]
+    for keyword in compile_call.keywords:
+        if keyword.arg == "model":
+            return keyword.value
+    return None
 
 
 def _called_through_assignment(scopes: ScopeTree, func: ast.expr, scope: Scope) -> bool:
@@ -522,7 +644,7 @@ def _called_through_assignment(scopes: ScopeTree, func: ast.expr, scope: Scope) 
     if not isinstance(root, ast.Name):
         return False
     binding = scopes.binding_for(root.id, scope, (root.lineno, root.col_offset))
-    return binding is not None and binding.alias_of is not None
+    return binding is not None and (binding.alias_of is not None or binding.star)
 
 
 def _without_callee_rewrites(ctx: Context, diagnostics: Iterable[Diagnostic], func: ast.expr) -> list[Diagnostic]:

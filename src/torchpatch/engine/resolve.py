@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import Callable
 
 from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, GuardFacts, module_definitions, old_branch
 from torchpatch.syntax import chain_root
@@ -32,6 +33,7 @@ class Binding:
     conditional: bool = False  # made in a branch, loop or handler: it may or may not have run
     import_node: ast.stmt | None = None
     import_alias: ast.alias | None = None
+    star: bool = False  # bound by ``from torch.M import *`` (the names come from the star-export table)
 
 
 @dataclass
@@ -84,8 +86,10 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
 class ScopeTree:
     """Pass 1 over the statements: every binding of every scope, and the scope of each function body."""
 
-    def __init__(self, module: ast.Module) -> None:
+    def __init__(self, module: ast.Module, star_exports: Callable[[str], frozenset[str] | None] | None = None) -> None:
         self.module_scope = Scope("module", None)
+        self._star_exports = star_exports  # module → the names ``from module import *`` binds (None: unknown)
+        self._star_bound: dict[int, set[str]] = {}  # id(scope) → names its torch star imports bound
         self.scope_of: dict[int, Scope] = {}  # id(FunctionDef/ClassDef/Lambda) -> its scope
         self.imports: list[tuple[ast.stmt, Scope]] = []
         self.old_branch_of: dict[int, str | None] = {}  # id(ast.If) -> which branch is compatibility code
@@ -131,6 +135,7 @@ class ScopeTree:
             self.imports.append((node, scope))
             for alias in node.names:
                 if alias.name == "*":
+                    self._bind_star(scope, node)
                     continue
                 qualname = f"{node.module}.{alias.name}" if node.module and not node.level else None
                 self._bind(scope, alias.asname or alias.name, node, qualname=qualname, import_node=node, import_alias=alias)
@@ -211,6 +216,21 @@ class ScopeTree:
             scope.global_names.update(node.names)
         elif isinstance(node, ast.Nonlocal):
             scope.nonlocal_names.update(node.names)
+
+    def _bind_star(self, scope: Scope, node: ast.ImportFrom) -> None:
+        """``from torch.cuda.amp import *`` binds the names the star-export table lists for that module; a
+        star import of any other module may rebind any of them, so after it they are unknown."""
+        module = node.module if not node.level else None
+        names = None
+        if module and module.split(".")[0] == "torch" and self._star_exports is not None:
+            names = self._star_exports(module)
+        if names is None:
+            for name in self._star_bound.get(id(scope), ()):
+                self._bind(scope, name, node)
+            return
+        for name in names:
+            self._bind(scope, name, node, qualname=f"{module}.{name}", star=True)
+        self._star_bound.setdefault(id(scope), set()).update(names)
 
     def _prescan_declarations(self, body: list[ast.stmt], scope: Scope) -> None:
         """``global x`` anywhere in a function applies to the whole function."""

@@ -81,3 +81,32 @@ def keyword_changes() -> dict[str, dict[str, dict]]:
 
 def public_modules(release: Version) -> list[str]:
     return _raw()["public_modules"].get(str(release), [])
+
+
+STAR_PATH = DB_PATH.with_name("star_exports.json.gz")
+
+
+@lru_cache(maxsize=1)
+def _star_raw() -> dict:
+    """rules/data/star_exports.json.gz (scripts/build_api_db.py): module → {release bit mask: "name name …"}."""
+    return json.loads(gzip.decompress(STAR_PATH.read_bytes()))
+
+
+@lru_cache(maxsize=256)
+def star_exports(module: str, min_torch: Version, target: Version) -> frozenset[str] | None:
+    """The names ``from module import *`` binds on some release from ``min_torch`` to ``target`` (``__all__``, or
+    the module's public names), or None for a module no release 2.4 … 2.15 has. Releases past the newest
+    known one are read as the newest."""
+    raw = _star_raw()
+    groups = raw["modules"].get(module)
+    if groups is None:
+        return None
+    known = [Version.parse(text) for text in raw["releases"]]
+    low, high = min(min_torch, known[-1]), min(target, known[-1])
+    wanted = 0
+    for bit, release in enumerate(known):
+        if low <= release <= high:
+            wanted |= 1 << bit
+    if not wanted:
+        wanted = 1  # the whole range is older than 2.4: 2.4 is the closest known release
+    return frozenset(name for mask, names in groups.items() if int(mask) & wanted for name in names.split())

@@ -78,6 +78,7 @@ class Rule:
     calls: ClassVar[frozenset[str]] = frozenset()
     references_to: ClassVar[frozenset[str]] = frozenset()
     methods: ClassVar[frozenset[str]] = frozenset()
+    attributes_assigned: ClassVar[frozenset[str]] = frozenset()  # ``obj.NAME = ...`` on objects of any type
     dependencies: ClassVar[frozenset[str]] = frozenset()  # package names in requirements/pyproject/setup.cfg
 
     VALID: ClassVar[list] = []
@@ -91,6 +92,11 @@ class Rule:
         return ()
 
     def check_method_call(self, ctx: "Context", call: ast.Call) -> Iterable[Diagnostic]:
+        return ()
+
+    def check_attribute_assignment(self, ctx: "Context", target: ast.expr, value: ast.expr | None) -> Iterable[Diagnostic]:
+        """``obj.NAME = value`` (``target`` is the ast.Attribute) or ``setattr(obj, "NAME", value)`` (``target`` is
+        the string constant) for a NAME in ``attributes_assigned``; ``value`` is None for ``obj.NAME += ...``."""
         return ()
 
     def check_requirement(self, ctx, requirement) -> Iterable[Diagnostic]:

@@ -17,6 +17,9 @@ TYPED_STORAGES = frozenset(
     + [f"torch.cuda.{name}Storage" for name in _TYPES]
     + ["torch.TypedStorage", "torch.storage.TypedStorage", "torch.Storage"]
 )
+#: ``TypedStorage``'s private name from before it went public: absent from every wheel 2.4.1 … 2.15.0
+#: (torch/storage.py, torch/__init__.py), so any use raises AttributeError.
+GONE_PRIVATE_NAMES = frozenset({"torch.storage._TypedStorage", "torch._TypedStorage"})
 
 
 class TypedStorage(Rule):
@@ -24,7 +27,8 @@ class TypedStorage(Rule):
     ## What it does
     Flags uses of the typed storage classes: `torch.TypedStorage`, the legacy per-dtype classes
     (`torch.FloatStorage`, `torch.ByteStorage`, …, `torch.Storage`) and their CUDA twins
-    (`torch.cuda.FloatStorage`, …). There is no automatic fix.
+    (`torch.cuda.FloatStorage`, …), and the old private name `torch.storage._TypedStorage`, which no
+    release from 2.4 on has. There is no automatic fix.
 
     ## Why is this bad?
     Since PyTorch 2.0, `TypedStorage` is deprecated: creating one (or calling `tensor.storage()`, see
@@ -44,7 +48,7 @@ class TypedStorage(Rule):
         "https://docs.pytorch.org/docs/stable/storage.html",
     )
     catalog_ids = ("ag.typed-storage",)
-    references_to = TYPED_STORAGES
+    references_to = TYPED_STORAGES | GONE_PRIVATE_NAMES
 
     VALID = [
         "import torch\nbuffer = torch.UntypedStorage(16)\n",
@@ -63,11 +67,19 @@ class TypedStorage(Rule):
         Invalid("import torch\nstore = torch.FloatStorage(4)\n"),
         Invalid("from torch.cuda import HalfStorage\nstore = HalfStorage(8)\n"),
         Invalid("from torch.storage import TypedStorage as TS\nstore = TS(4, dtype=dtype)\n"),
+        Invalid("import torch\nstore = torch.storage.TypedStorage(4)\n"),
+        Invalid("import torch\nstore = torch.storage._TypedStorage(4, dtype=torch.float32)\n"),
+        Invalid("from torch.storage import _TypedStorage\nok = isinstance(s, _TypedStorage)\n"),
     ]
 
     def check_reference(self, ctx, reference):
         if reference.in_import:
             return  # reported where the name is used
+        if reference.qualname in GONE_PRIVATE_NAMES:
+            message = (f"`{reference.qualname}` does not exist in PyTorch 2.4 through {ctx.target} (AttributeError): it "
+                       f"was `TypedStorage`'s private name; use tensors, or `torch.UntypedStorage` (which counts bytes)")
+            yield ctx.diagnostic(reference.node, message)
+            return
         if _is_type_test(ctx, reference.node) or _is_internal_construction(ctx, reference.node):
             return  # torch itself still hands out TypedStorage (``tensor.storage()``): checking for it uses nothing
         name = reference.qualname
