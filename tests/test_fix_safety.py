@@ -274,3 +274,25 @@ def test_dropping_a_true_verbose_is_unsafe_below_2_7(lint):
         "import torch\ns = torch.optim.lr_scheduler.ReduceLROnPlateau(opt)\n"
     quiet = "import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 10, verbose=False)\n"
     assert _fix(lint, quiet, select=["TP111"]).fixed_text == "import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 10)\n"
+
+
+@pytest.mark.torch
+def test_tp301_explicit_weights_only_would_lose_the_env_escape_hatch(tmp_path, monkeypatch):
+    """TP301 stays quiet at a 2.6+ minimum: an unset weights_only is True there, and only an unset one honours
+    TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD (the escape hatch `weights_only=True` would take away); a pickle_module
+    keeps the default False."""
+    torch = pytest.importorskip("torch")
+    import fractions
+    import pickle
+
+    path = tmp_path / "m.pt"
+    torch.save({"counts": {"a": fractions.Fraction(1)}}, path)  # Fraction is not on the weights-only allowlist
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(path)
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    with pytest.warns(UserWarning, match="TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"):
+        assert torch.load(path)["counts"]["a"] == 1
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(path, weights_only=True)
+    monkeypatch.delenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
+    assert torch.load(path, pickle_module=pickle)["counts"]["a"] == 1
