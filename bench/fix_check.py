@@ -134,16 +134,24 @@ def check_package(requirement: str, unsafe: bool, tree: Path | None = None, tree
     else:  # a source tree: its Python files, with the minimum given on the command line
         if before_dir.exists():
             shutil.rmtree(before_dir)
-        shutil.copytree(tree, before_dir, ignore=shutil.ignore_patterns(".git"))
+        for source in tree.rglob("*"):
+            if source.suffix in (".py", ".ipynb") and source.is_file() and ".git" not in source.parts:
+                (before_dir / source.relative_to(tree)).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, before_dir / source.relative_to(tree))
         min_torch = tree_min
     if after_dir.exists():
         shutil.rmtree(after_dir)
     shutil.copytree(before_dir, after_dir)
-    command = [sys.executable, "-m", "torchpatch", "check", "--isolated", "--fix", "--quiet", "--exit-zero",
+    # The copies live under bench/.cache/, which the repository's .gitignore excludes: without
+    # --no-respect-gitignore torchpatch (rightly) checks nothing there and every count is 0.
+    command = [sys.executable, "-m", "torchpatch", "check", "--isolated", "--no-respect-gitignore", "--fix", "--quiet",
+               "--exit-zero",
                "--min-torch", min_torch, "--target-torch", KNOWN[-1], "--output-format", "concise"]
     if unsafe:
         command.append("--unsafe-fixes")
     run = subprocess.run([*command, "."], cwd=after_dir, capture_output=True, text=True)
+    if "No Python files found" in run.stderr:
+        sys.exit(f"fix_check: torchpatch checked nothing in {after_dir}: {run.stderr.strip()}")
     files = sorted(p.relative_to(before_dir) for p in before_dir.rglob("*.py"))
     changed, failures = [], []
     for relative in files:

@@ -235,3 +235,14 @@ def test_the_tail_of_an_or_after_a_getattr_probe_on_torch_is_the_fallback(lint):
     assert rows(lint, code) == []
     assert rows(lint, f"import torch\nscaler = make() or {OLD_CALL}\n") == [2]
     assert rows(lint, f"import torch\nscaler = getattr(obj, 'scaler', None) or {OLD_CALL}\n") == [2]
+
+
+@pytest.mark.parametrize("probe", ["'symmetric' in get_func_args(torch.cuda.MemPool)",
+                                   "'symmetric' in inspect.signature(torch.cuda.MemPool).parameters"])
+def test_a_parameter_looked_up_in_a_torch_signature_is_a_feature_check(lint, probe):
+    """megatron-core 0.16.1 ``nccl_allocator.py``: the branch passes `symmetric=` only where the signature has it."""
+    code = (f"import inspect\nimport torch\nif {probe}:\n    pool = torch.cuda.MemPool(a, symmetric=True)\n"
+            "else:\n    pool = torch.cuda.MemPool(a)\n")
+    assert rows(lint, code) == []
+    assert rows(lint, "import torch\npool = torch.cuda.MemPool(a, symmetric=True)\n") == [2]
+    assert rows(lint, f"import torch\nif 'x' in names(model):\n    pool = torch.cuda.MemPool(a, symmetric=True)\n") == [3]

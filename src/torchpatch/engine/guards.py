@@ -323,6 +323,11 @@ def _compare_meaning(test: ast.Compare, facts: GuardFacts, depth: int):
         if probe is None:
             return None
         return ("atom", _NEW) if type(test.ops[0]) is ast.IsNot else ("atom", _OLD)
+    if _signature_probe(test, facts):
+        # ``if "symmetric" in get_func_args(torch.cuda.MemPool):`` (megatron-core 0.16.1): each branch
+        # is written for the releases whose signature it found; which era has the parameter is not
+        # known here, so neither branch is reported.
+        return ("atom", _UNKNOWN)
     operands = [test.left, *test.comparators]
     versioned = [_is_version_value(operand, facts, depth + 1) for operand in operands]
     if not any(versioned) and len(operands) == 2:
@@ -345,6 +350,19 @@ def _compare_meaning(test: ast.Compare, facts: GuardFacts, depth: int):
     if isinstance(operator, (ast.Lt, ast.LtE)):
         return ("atom", _OLD if version_on_left else _NEW)
     return ("atom", _UNKNOWN)
+
+
+def _signature_probe(test: ast.Compare, facts: GuardFacts) -> bool:
+    """``"name" in <...>(torch.f)...`` (``inspect.signature(torch.f).parameters``, ``get_func_args(torch.f)``):
+    a parameter name looked up in what a call returns about a torch callable."""
+    if len(test.ops) != 1 or type(test.ops[0]) not in (ast.In, ast.NotIn):
+        return False
+    if type(test.left) is not ast.Constant or type(test.left.value) is not str or not test.left.value.isidentifier():
+        return False
+    for node in ast.walk(test.comparators[0]):
+        if type(node) is ast.Call and any(facts.is_torch(argument) for argument in node.args):
+            return True
+    return False
 
 
 def _is_version_constant(expr: ast.expr, facts: GuardFacts) -> bool:
