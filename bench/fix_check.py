@@ -19,6 +19,8 @@ Usage (from the repo root, in a venv with torchpatch, pyflakes and torch 2.13)::
     python bench/fix_check.py --packages accelerate==1.10.1,timm==1.0.19
     python bench/fix_check.py --unsafe-fixes        # the unsafe set too (expect semantic changes)
     python bench/fix_check.py --no-tests            # skip the pytest run
+    python bench/fix_check.py --set sample4         # the packages of the fourth hand-read sample
+    python bench/fix_check.py --packages none --tree mmcv-2.2.0=DIR:2.4   # a source tree (git checkout)
 
 Downloads and copies live in ``bench/.cache/`` (gitignored); a JSON report of every changed file
 goes to ``bench/.cache/fix-check/report.json``.
@@ -47,6 +49,15 @@ DEFAULT_PACKAGES = (
     "litgpt==0.5.13", "peft==0.17.1", "torchmetrics==1.8.2", "ultralytics==8.4.190", "lightning==2.5.5",
     "diffusers==0.42.1", "transformers==5.24.0",
 )
+
+#: The fourth hand-read sample's packages (bench/trust_samples/sample4.tsv); with mmcv 2.2.0 and
+#: xformers 0.0.35 from their git tags (``--tree``), which PyPI ships only as sdists that need a build.
+SAMPLE4_PACKAGES = (
+    "vllm==0.33.0", "sglang==0.5.23", "megatron-core==0.16.1", "lightning-thunder==0.2.6", "mmdet==3.3.0",
+    "mmpretrain==1.2.0", "open_clip_torch==3.3.0", "trl==1.16.0", "mosaicml==0.32.1", "flair==0.15.1",
+    "fastai==2.8.12", "unsloth==2026.10.9", "stable-baselines3==2.9.2", "deepspeed-mii==0.3.3", "liger-kernel==0.8.5",
+)
+SETS = {"default": DEFAULT_PACKAGES, "sample4": SAMPLE4_PACKAGES}
 
 #: Tests that run fixed code on real torch (the behaviour the safe fixes must keep).
 BEHAVIOUR_TESTS = ("tests/test_fix_safety.py", "tests/test_rules_amp_sdpa.py", "tests/test_rules_jit_quant_onnx.py",
@@ -115,19 +126,32 @@ def pyflakes_undefined(path: Path) -> set[str]:
     return set(_UNDEFINED.findall(result.stdout))
 
 
-def check_package(requirement: str, unsafe: bool) -> dict:
-    wheel = fetch(requirement)
+def check_package(requirement: str, unsafe: bool, tree: Path | None = None, tree_min: str = KNOWN[0]) -> dict:
     before_dir = WORK / "before" / requirement
     after_dir = WORK / "after" / requirement
-    min_torch = unpack(wheel, before_dir)
+    if tree is None:
+        min_torch = unpack(fetch(requirement), before_dir)
+    else:  # a source tree: its Python files, with the minimum given on the command line
+        if before_dir.exists():
+            shutil.rmtree(before_dir)
+        for source in tree.rglob("*"):
+            if source.suffix in (".py", ".ipynb") and source.is_file() and ".git" not in source.parts:
+                (before_dir / source.relative_to(tree)).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, before_dir / source.relative_to(tree))
+        min_torch = tree_min
     if after_dir.exists():
         shutil.rmtree(after_dir)
     shutil.copytree(before_dir, after_dir)
-    command = [sys.executable, "-m", "torchpatch", "check", "--isolated", "--fix", "--quiet", "--exit-zero",
+    # The copies live under bench/.cache/, which the repository's .gitignore excludes: without
+    # --no-respect-gitignore torchpatch (rightly) checks nothing there and every count is 0.
+    command = [sys.executable, "-m", "torchpatch", "check", "--isolated", "--no-respect-gitignore", "--fix", "--quiet",
+               "--exit-zero",
                "--min-torch", min_torch, "--target-torch", KNOWN[-1], "--output-format", "concise"]
     if unsafe:
         command.append("--unsafe-fixes")
     run = subprocess.run([*command, "."], cwd=after_dir, capture_output=True, text=True)
+    if "No Python files found" in run.stderr:
+        sys.exit(f"fix_check: torchpatch checked nothing in {after_dir}: {run.stderr.strip()}")
     files = sorted(p.relative_to(before_dir) for p in before_dir.rglob("*.py"))
     changed, failures = [], []
     for relative in files:
@@ -150,14 +174,25 @@ def check_package(requirement: str, unsafe: bool) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--packages", help="comma-separated name==version (default: the pinned set)")
+    parser.add_argument("--packages", help="comma-separated name==version (default: the pinned set); 'none' for none")
+    parser.add_argument("--set", choices=sorted(SETS), default="default", help="a named set of pins")
+    parser.add_argument("--tree", action="append", default=[], metavar="NAME=DIR[:MIN]",
+                        help="also a source tree (e.g. a git checkout), with its min-torch (default 2.4)")
     parser.add_argument("--unsafe-fixes", action="store_true", help="apply the unsafe fixes too")
     parser.add_argument("--no-tests", action="store_true", help="skip the fix-behaviour tests on real torch")
     args = parser.parse_args(argv)
-    packages = args.packages.split(",") if args.packages else list(DEFAULT_PACKAGES)
+    if args.packages == "none":
+        packages = []
+    else:
+        packages = args.packages.split(",") if args.packages else list(SETS[args.set])
+    trees = []
+    for item in args.tree:
+        name, _, rest = item.partition("=")
+        folder, _, minimum = rest.partition(":")
+        trees.append((name, Path(folder), minimum or KNOWN[0]))
     reports = []
-    for requirement in packages:
-        report = check_package(requirement, args.unsafe_fixes)
+    for requirement, tree, tree_min in [*((p, None, KNOWN[0]) for p in packages), *trees]:
+        report = check_package(requirement, args.unsafe_fixes, tree, tree_min)
         reports.append(report)
         _log(f"{requirement:28} min-torch {report['min_torch']:5} files {report['python_files']:5} "
              f"changed {len(report['changed_files']):4} failures {len(report['failures'])}")

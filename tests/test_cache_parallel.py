@@ -10,7 +10,7 @@ import pytest
 from torchpatch.engine import parallel
 from torchpatch.frontends.cli import main
 
-LOAD = 'import torch\nstate = torch.load("m.pt")\n'
+LOAD = 'import pickle\nimport torch\nstate = torch.load("m.pt", pickle_module=pickle)\n'
 EXPORT = "import torch\nep = torch.export.export_for_training(m, a, strict=False)\n"
 SCALER = "import torch\nscaler = torch.cuda.amp.GradScaler()\n"
 
@@ -36,7 +36,7 @@ def tree(tmp_path, monkeypatch):
         write(tmp_path / "pkg" / f"clean_{index}.py", f"import torch\nx = torch.zeros({index})\n")
         write(tmp_path / "pkg" / "models" / f"export_{index}.py", EXPORT + SCALER.replace("import torch\n", ""))
     write(tmp_path / "pkg" / "broken.py", "import torch\ndef f(:\n")
-    write(tmp_path / "notebooks" / "train.ipynb", notebook(["import torch\n", 'm = torch.load("x.pt")\n']))
+    write(tmp_path / "notebooks" / "train.ipynb", notebook(["import torch\n", 'm = torch.load("x.pt", pickle_module=pickle)\n']))
     write(tmp_path / "requirements.txt", "torch>=2.6\n")
     write(tmp_path / "legacy" / "torchpatch.toml", 'ignore = ["TP301"]\n')
     write(tmp_path / "legacy" / "old.py", LOAD + EXPORT.replace("import torch\n", ""))

@@ -12,7 +12,9 @@ import pytest
 
 from torchpatch.frontends.cli import main
 
-LOAD = 'import torch\nstate = torch.load("m.pt")\n'
+# A TP301 finding without a fix at every minimum (these tests say --min-torch 2.6): with a pickle_module the
+# default stays weights_only=False on every release.
+LOAD = 'import pickle\nimport torch\nstate = torch.load("m.pt", pickle_module=pickle)\n'
 # Its fix (TP101) is safe only where `export` already returns the training IR, from 2.6 on: tests that
 # fix it say `--min-torch 2.6`.
 EXPORT = "import torch\nep = torch.export.export_for_training(m, a, strict=False)\n"
@@ -32,7 +34,7 @@ def torchpatch(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.
 
 
 def test_a_broken_pipe_keeps_the_findings_exit_code(project):
-    write(project / "many.py", "import torch\n" + 'torch.load("m.pt")\n' * 3000)  # far more than a pipe buffer
+    write(project / "many.py", "import torch\n" + 'torch.load("m.pt", pickle_module=pickle)\n' * 3000)  # far more than a pipe buffer
     process = subprocess.Popen([sys.executable, "-m", "torchpatch", "check", "--isolated", "many.py"],
                                cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                env={**os.environ, "TORCHPATCH_CACHE_DIR": str(project / "cache")})
@@ -58,7 +60,7 @@ def test_diff_exits_1_when_diffs_exist_or_findings_remain(project, capsys):
 
 
 def test_diff_honours_output_format_and_statistics(project, capsys):
-    write(project / "a.py", EXPORT + 'x = torch.load("m.pt")\n')
+    write(project / "a.py", EXPORT + 'x = torch.load("m.pt", pickle_module=pickle)\n')
     assert main(["check", "--isolated", *FIXABLE_FROM, "--diff", "--output-format", "json", "a.py"]) == 1
     captured = capsys.readouterr()
     remaining = json.loads(captured.out)  # stdout stays one JSON document; the diff goes to stderr
@@ -117,7 +119,7 @@ def test_config_release_outside_the_known_range_is_exit_2(project, capsys):
 
 @pytest.mark.parametrize("output_format", ["json", "sarif"])
 def test_fix_show_fixes_keeps_stdout_a_valid_document(project, capsys, output_format):
-    write(project / "a.py", EXPORT + 'x = torch.load("m.pt")\n')
+    write(project / "a.py", EXPORT + 'x = torch.load("m.pt", pickle_module=pickle)\n')
     assert main(["check", "--isolated", *FIXABLE_FROM, "--fix", "--show-fixes", "--output-format", output_format, "a.py"]) == 1
     captured = capsys.readouterr()
     json.loads(captured.out)
@@ -136,7 +138,7 @@ def test_statistics_json(project, capsys):
 
 def test_stdin_is_linted_under_its_filename(project):
     result = torchpatch("check", "--isolated", "--output-format", "json", "--stdin-filename", "pkg/model.py", "-",
-                        cwd=project, stdin=LOAD.encode())
+                        cwd=project, stdin=b'import torch\nstate = torch.load("m.pt")\n')
     assert result.returncode == 1, result.stderr
     (finding,) = json.loads(result.stdout)
     assert finding["code"] == "TP301" and finding["filename"].endswith("pkg/model.py")
@@ -145,10 +147,10 @@ def test_stdin_is_linted_under_its_filename(project):
 
 def test_stdin_with_fix_prints_the_fixed_code(project):
     result = torchpatch("check", "--isolated", *FIXABLE_FROM, "--fix", "--stdin-filename", "m.py", "-", cwd=project,
-                        stdin=(EXPORT + 'x = torch.load("m.pt")\n').encode())
+                        stdin=(EXPORT + 'x = torch.load("m.pt", pickle_module=pickle)\n').encode())
     assert result.returncode == 1  # TP301 remains (its fix is unsafe)
     assert result.stdout.decode() == ("import torch\nep = torch.export.export(m, a, strict=False)\n"
-                                      'x = torch.load("m.pt")\n')
+                                      'x = torch.load("m.pt", pickle_module=pickle)\n')
     assert b"TP301" in result.stderr
     assert not (project / "m.py").exists()
     clean = torchpatch("check", "--isolated", "--fix", "-", cwd=project, stdin=b"import torch\n")

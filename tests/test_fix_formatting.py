@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 from pathlib import Path
+
+import pytest
 
 from torchpatch.frontends.cli import main
 
@@ -69,9 +72,10 @@ def test_unsafe_fix_needs_the_flag(tmp_path):
     path = tmp_path / "m.py"
     original = 'import torch\nstate = torch.load("m.pt")\n'
     path.write_text(original)
-    assert run_fix(path) == 1
+    # TP301 reports a bare torch.load only below a 2.6 minimum (from 2.6 it is the safe default).
+    assert run_fix(path, "--min-torch", "2.4") == 1
     assert path.read_text() == original
-    assert run_fix(path, "--unsafe-fixes") == 0
+    assert run_fix(path, "--min-torch", "2.4", "--unsafe-fixes") == 0
     assert path.read_text() == 'import torch\nstate = torch.load("m.pt", weights_only=True)\n'
 
 
@@ -134,7 +138,7 @@ def test_noqa_lines_are_not_fixed(tmp_path):
     path = tmp_path / "m.py"
     original = 'import torch\na = torch.load("a.pt")  # noqa: TP301\nb = torch.load("b.pt")\n'
     path.write_text(original)
-    assert run_fix(path, "--unsafe-fixes") == 0
+    assert run_fix(path, "--min-torch", "2.4", "--unsafe-fixes") == 0
     assert path.read_text() == original.replace('"b.pt")', '"b.pt", weights_only=True)')
 
 
@@ -166,3 +170,56 @@ def test_removing_the_only_import_of_a_block_leaves_pass(tmp_path):
     assert path.read_text() == ('def f():\n    try:\n        pass\n    except ImportError:\n'
                                 '        raise ImportError("old torch")\n    import torch\n'
                                 '    return torch.amp.GradScaler("cuda", enabled=True)\n')
+
+
+FSTRING_AUTOCAST = 'import torch\n\nprint(f"{torch.cuda.amp.autocast()}")\nx = torch.cuda.amp.autocast()\n'
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12+ parses nested double quotes in an f-string")
+def test_a_fix_whose_result_does_not_parse_is_not_counted_fixable(tmp_path, capsys):
+    """Before Python 3.12, `torch.amp.autocast("cuda")` inside `f"{...}"` does not parse, so --fix can never
+    apply it: the finding is reported without a fix, the summary does not count it, and the reason is shown."""
+    path = tmp_path / "m.py"
+    path.write_text(FSTRING_AUTOCAST)
+    assert main(["check", "--isolated", "--no-cache", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "[*] 1 fixable with the `--fix` option." in out
+    assert "note: no fix offered: its result would not parse (syntax error at line 3: f-string" in out
+    assert main(["check", "--isolated", "--no-cache", "--output-format", "json", str(path)]) == 1
+    findings = json.loads(capsys.readouterr().out)
+    assert [(f["location"]["row"], f["fix"] is None, "fix_unavailable" in f) for f in findings] == [
+        (3, True, True), (4, False, False)]
+    assert findings[0]["fix_unavailable"].startswith("its result would not parse (syntax error at line 3: f-string")
+    assert main(["check", "--isolated", "--no-cache", "--statistics", "--output-format", "json", str(path)]) == 1
+    assert json.loads(capsys.readouterr().out)[0]["fixable"] is True  # the line-4 finding still is
+    assert main(["check", "--isolated", "--no-cache", "--fix", "--output-format", "concise", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert path.read_text() == FSTRING_AUTOCAST.replace("x = torch.cuda.amp.autocast()",
+                                                        'x = torch.amp.autocast("cuda", dtype=torch.float16)')
+    assert "m.py:3:10: TP202 `torch.cuda.amp.autocast`" in out  # no [*]: nothing --fix can do
+    assert "(1 fixed, 1 remaining" in out
+
+
+def test_withheld_fix_keeps_the_finding_and_says_why(tmp_path):
+    """Any Python: a fix whose edits leave invalid code loses its fix (with the reason); the others keep theirs."""
+    from torchpatch.engine.linter import withhold_unparsable_fixes
+    from torchpatch.findings import SAFE, Diagnostic, Edit, Fix
+
+    text = "a = f(1)\nb = g(2)\n"
+    broken = Diagnostic("TP999", "x", "m", 4, 8, Fix("break it", [Edit(4, 8, "f(1")], SAFE))
+    fine = Diagnostic("TP999", "x", "m", 13, 17, Fix("keep it", [Edit(13, 17, "h(2)")], SAFE))
+    withhold_unparsable_fixes(text, tmp_path / "m.py", [broken, fine])
+    assert broken.fix is None and broken.fix_unavailable.startswith("its result would not parse (syntax error at line 1")
+    assert broken.fix_unavailable.endswith(": break it")
+    assert fine.fix is not None and fine.fix_unavailable is None
+
+
+def test_withheld_fix_reason_survives_the_cache(tmp_path):
+    from torchpatch.engine.cache import from_entry, to_entry
+    from torchpatch.engine.linter import FileResult, Finding
+
+    finding = Finding(code="TP202", name="n", message="m", url="u", path=tmp_path / "m.py", row=1, column=0, end_row=1,
+                      end_column=3, fix=None, noqa_row=1, fix_unavailable="its result would not parse (x): y")
+    result = FileResult(path=tmp_path / "m.py", findings=[finding])
+    entry = json.loads(json.dumps(to_entry(result)))
+    assert from_entry(entry, tmp_path / "m.py").findings[0].fix_unavailable == "its result would not parse (x): y"

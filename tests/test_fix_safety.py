@@ -274,3 +274,42 @@ def test_dropping_a_true_verbose_is_unsafe_below_2_7(lint):
         "import torch\ns = torch.optim.lr_scheduler.ReduceLROnPlateau(opt)\n"
     quiet = "import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 10, verbose=False)\n"
     assert _fix(lint, quiet, select=["TP111"]).fixed_text == "import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 10)\n"
+
+
+@pytest.mark.torch
+def test_tp301_explicit_weights_only_would_lose_the_env_escape_hatch(tmp_path, monkeypatch):
+    """TP301 stays quiet at a 2.6+ minimum: an unset weights_only is True there, and only an unset one honours
+    TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD (the escape hatch `weights_only=True` would take away); a pickle_module
+    keeps the default False."""
+    torch = pytest.importorskip("torch")
+    import fractions
+    import pickle
+
+    path = tmp_path / "m.pt"
+    torch.save({"counts": {"a": fractions.Fraction(1)}}, path)  # Fraction is not on the weights-only allowlist
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(path)
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    with pytest.warns(UserWarning, match="TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"):
+        assert torch.load(path)["counts"]["a"] == 1
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(path, weights_only=True)
+    monkeypatch.delenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
+    assert torch.load(path, pickle_module=pickle)["counts"]["a"] == 1
+
+
+def test_a_renamed_function_used_as_a_value_is_no_safe_fix(lint):
+    """lightning-thunder 0.2.6 lists `torch.ger` in its table of torch ops: `torch.outer` is another object
+    (`torch.ger is torch.outer` is False), so rewriting the table entry changes what the table maps; a call
+    or a decorator keeps its safe fix."""
+    result = lint("import torch\nOPS = [torch.ger, torch.outer]\ny = torch.ger(a, b)\nf = torch.ger\n")
+    fixes = {f.row: f.fix.applicability for f in result.findings if f.code == "TP201"}
+    assert fixes == {2: "unsafe", 3: "safe", 4: "unsafe"}
+    fixed = lint("import torch\nOPS = [torch.ger, torch.outer]\ny = torch.ger(a, b)\n", fix=True)
+    assert fixed.fixed_text == "import torch\nOPS = [torch.ger, torch.outer]\ny = torch.outer(a, b)\n"
+
+
+@pytest.mark.torch
+def test_ger_and_outer_are_different_objects():
+    torch = pytest.importorskip("torch")
+    assert torch.ger is not torch.outer

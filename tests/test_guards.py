@@ -235,3 +235,56 @@ def test_a_name_in_dir_of_torch_is_a_feature_probe(lint):
     newer = ("import torch.distributed as dist\n"
              "gather = dist.all_gather_single if 'all_gather_single' in dir(dist) else dist.all_gather_into_tensor\n")
     assert rows(lint, newer, select=["TP201"]) == []
+
+
+# -- fourth hand-read sample (bench/trust_samples/sample4.tsv): fallbacks real projects write -------
+
+def test_code_after_a_try_that_returns_the_new_import_is_the_fallback(lint):
+    """unsloth 2026.10.9 ``_fsdp_module_class``: the second try runs only where the new import failed."""
+    code = ("def fsdp_class():\n    try:\n        from torch.distributed.fsdp import FSDPModule\n        return FSDPModule\n"
+            "    except ImportError:\n        pass\n    from torch.distributed._composable.fsdp import FSDPModule\n"
+            "    return FSDPModule\n")
+    assert rows(lint, code) == []
+    # A handler that returns too does not make the rest a fallback; a try that does not return neither.
+    assert rows(lint, code.replace("        pass\n", "        return None\n")) == [7]
+    assert rows(lint, code.replace("        return FSDPModule\n    except", "    except")) == [6]
+
+
+@pytest.mark.parametrize("handler", ["except Exception:", "except:", "except BaseException:"])
+def test_a_broad_handler_after_an_import_only_try_is_the_fallback(lint, handler):
+    """unsloth 2026.10.9 ``fsdp2_save.py``: ``try: from new import X`` / ``except Exception:`` / the old import."""
+    code = (f"try:\n    from torch.distributed.fsdp import FSDPModule\n{handler}\n"
+            "    from torch.distributed._composable.fsdp import FSDPModule\n")
+    assert rows(lint, code) == []
+
+
+def test_a_broad_handler_after_a_version_check_is_the_fallback(lint):
+    """megatron-core 0.16.1 ``tensor_parallel/layers.py``: the bare ``except:`` runs only if the check failed."""
+    code = ("import torch\ntry:\n    if is_torch_min_version('2.4.0a0'):\n        fwd = torch.amp.custom_fwd\n"
+            "    else:\n        fwd = torch.cuda.amp.custom_fwd\nexcept:\n    fwd = torch.cuda.amp.custom_fwd\n")
+    assert rows(lint, code) == []
+
+
+def test_a_broad_handler_of_ordinary_code_is_still_checked(lint):
+    code = f"import torch\ntry:\n    x = compute()\nexcept Exception:\n    y = {OLD_CALL}\n"
+    assert rows(lint, code) == [5]
+
+
+def test_the_tail_of_an_or_after_a_getattr_probe_on_torch_is_the_fallback(lint):
+    """unsloth 2026.10.9 ``reap.py``: ``getattr(accel, "current_device_index", None) or accel.current_device_idx``."""
+    code = ("import torch\ndef device():\n    accel = torch.accelerator\n"
+            "    return getattr(accel, 'current_device_index', None) or accel.current_device_idx\n")
+    assert rows(lint, code) == []
+    assert rows(lint, f"import torch\nscaler = make() or {OLD_CALL}\n") == [2]
+    assert rows(lint, f"import torch\nscaler = getattr(obj, 'scaler', None) or {OLD_CALL}\n") == [2]
+
+
+@pytest.mark.parametrize("probe", ["'symmetric' in get_func_args(torch.cuda.MemPool)",
+                                   "'symmetric' in inspect.signature(torch.cuda.MemPool).parameters"])
+def test_a_parameter_looked_up_in_a_torch_signature_is_a_feature_check(lint, probe):
+    """megatron-core 0.16.1 ``nccl_allocator.py``: the branch passes `symmetric=` only where the signature has it."""
+    code = (f"import inspect\nimport torch\nif {probe}:\n    pool = torch.cuda.MemPool(a, symmetric=True)\n"
+            "else:\n    pool = torch.cuda.MemPool(a)\n")
+    assert rows(lint, code) == []
+    assert rows(lint, "import torch\npool = torch.cuda.MemPool(a, symmetric=True)\n") == [2]
+    assert rows(lint, f"import torch\nif 'x' in names(model):\n    pool = torch.cuda.MemPool(a, symmetric=True)\n") == [3]

@@ -45,6 +45,8 @@ class Diagnostic:
     end: int
     fix: Fix | None = None
     rule: Any = None  # the torchpatch.rules.base.Rule that reported it
+    # Why the rule's fix is not offered (its result would not parse); ``fix`` is then None.
+    fix_unavailable: str | None = None
 
 
 class Reference(Protocol):

@@ -22,7 +22,7 @@ from torchpatch.findings import Edit, Fix
 
 CACHE_FOLDER = ".torchpatch_cache"
 CACHE_ENV = "TORCHPATCH_CACHE_DIR"
-_FORMAT = 1
+_FORMAT = 2
 #: Entries kept beyond the files of the current run before the ones it did not touch are dropped.
 _SPARE_ENTRIES = 20_000
 
@@ -140,7 +140,7 @@ def _finding_entry(f: Finding) -> list:
         fix = [f.fix.message, f.fix.applicability, [[e.start, e.end, e.content] for e in f.fix.edits],
                list(f.fix.obsolete_names)]
     return [f.code, f.name, f.message, f.url, f.row, f.column, f.end_row, f.end_column, fix, f.noqa_row, f.cell,
-            f.source_line, f.start, f.end]
+            f.source_line, f.start, f.end, f.fix_unavailable]
 
 
 def from_entry(entry: list, path: Path) -> FileResult:
@@ -151,7 +151,9 @@ def from_entry(entry: list, path: Path) -> FileResult:
     result = FileResult(path=path, error=error)
     for item in findings:
         (code, name, message, url, row, column, end_row, end_column, fix, noqa_row, cell, source_line,
-         start, end) = item
+         start, end, fix_unavailable) = item
+        if fix_unavailable is not None and not isinstance(fix_unavailable, str):
+            raise ValueError("malformed cache entry")
         if fix is not None:
             fix_message, applicability, edits, obsolete = fix
             fix = Fix(message=fix_message, applicability=applicability,
@@ -159,5 +161,6 @@ def from_entry(entry: list, path: Path) -> FileResult:
         result.findings.append(Finding(
             code=str(code), name=str(name), message=str(message), url=str(url), path=path, row=int(row),
             column=int(column), end_row=int(end_row), end_column=int(end_column), fix=fix, noqa_row=int(noqa_row),
-            cell=None if cell is None else int(cell), source_line=str(source_line), start=int(start), end=int(end)))
+            cell=None if cell is None else int(cell), source_line=str(source_line), start=int(start), end=int(end),
+            fix_unavailable=fix_unavailable))
     return result

@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, catches_missing_api, old_branch
+from torchpatch.engine.guards import (BODY_IS_OLD, BOTH, ELSE_IS_OLD, handler_is_fallback, import_returns_early,
+                                      old_branch, operands_on_new_releases)
 from torchpatch.engine.resolve import TRACKED_ROOTS, Binding, Scope, ScopeTree, returns_early_on_new_releases
 from torchpatch.engine.source import Locator
 from torchpatch.findings import SAFE, UNSAFE, Diagnostic, Edit, Fix
@@ -370,6 +371,8 @@ class _Walker:
             self._visit_statement(statement, scope)
             if type(statement) is ast.If and returns_early_on_new_releases(statement, self.ctx.scopes.old_branch_of):
                 return  # ``if NEW: return new(...)``: what follows is the old releases' path
+            if type(statement) is ast.Try and import_returns_early(statement):
+                return  # ``try: from torch.new import X; return X`` / ``except ImportError: pass``: likewise
 
     def _visit_statement(self, node: ast.stmt, scope: Scope) -> None:
         ctx = self.ctx
@@ -511,6 +514,9 @@ class _Walker:
                         stack.append((node.body, current))
                     if old not in (ELSE_IS_OLD, BOTH):
                         stack.append((node.orelse, current))
+            elif isinstance(node, ast.BoolOp):
+                kept = operands_on_new_releases(node, scopes.guard_facts(current))
+                stack.extend((value, current) for value in node.values[:kept])
             elif isinstance(node, ast.Lambda):
                 inner = Scope("function", current)
                 _bind_arguments(inner, node.args)
@@ -686,7 +692,11 @@ def _split_statement(node: ast.stmt, scopes: ScopeTree, scope: Scope):
         return [item.context_expr for item in node.items], [node.body], scope
     if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
         # ``except ImportError:`` (AttributeError, TypeError...) is the path for releases without the new API.
-        handlers = [h for h in node.handlers if not catches_missing_api(h)]
+        def is_version_check(test_node: ast.If) -> bool:
+            return (scopes.old_branch_of.get(id(test_node)) if id(test_node) in scopes.old_branch_of
+                    else old_branch(test_node.test, scopes.guard_facts(scope))) is not None
+
+        handlers = [h for h in node.handlers if not handler_is_fallback(node, h, is_version_check)]
         header = [h.type for h in handlers if h.type is not None]
         body = [] if not handlers and node.handlers and _only_probes(node.body) else node.body
         return header, [body, *(h.body for h in handlers), node.orelse, node.finalbody], scope

@@ -59,6 +59,59 @@ def catches_missing_api(handler: ast.ExceptHandler) -> bool:
     return bool(names) and names <= FALLBACK_EXCEPTIONS
 
 
+_BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def handler_is_fallback(node: ast.Try, handler: ast.ExceptHandler, is_version_check: Callable[[ast.If], bool]) -> bool:
+    """The handler is the old releases' path: ``except ImportError:`` and friends, or a broad ``except:`` /
+    ``except Exception:`` after a ``try`` that only imports or only checks the version (unsloth 2026.10:
+    ``try: from torch.distributed.fsdp import FSDPModule`` / ``except Exception:`` / the ``_composable``
+    import; megatron-core 0.16: ``try: if is_torch_min_version("2.4.0a0"): custom_fwd = torch.amp...``)."""
+    if catches_missing_api(handler):
+        return True
+    if handler.type is not None:
+        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        if not all(type(t) is ast.Name and t.id in _BROAD_EXCEPTIONS for t in types):
+            return False
+    body = node.body
+    return bool(body) and (all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in body)
+                           or all(type(s) is ast.If and is_version_check(s) for s in body))
+
+
+def import_returns_early(node: ast.stmt) -> bool:
+    """``try: from torch.new import X; return X`` / ``except ImportError: pass``: the statements after
+    it run only where the new import failed (unsloth 2026.10 ``_fsdp_module_class``)."""
+    if type(node) is not ast.Try or node.orelse or node.finalbody or len(node.body) < 2:
+        return False
+    *imports, last = node.body
+    if not isinstance(last, _EXITS) or not all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in imports):
+        return False
+    if not any(_imports_torch(s) for s in imports):
+        return False
+    return bool(node.handlers) and all(catches_missing_api(h) and not any(isinstance(s, _EXITS) for s in h.body)
+                                       for h in node.handlers)
+
+
+def _imports_torch(statement: ast.stmt) -> bool:
+    names = [a.name for a in statement.names] if type(statement) is ast.Import else [statement.module or ""]
+    return type(statement) in (ast.Import, ast.ImportFrom) and getattr(statement, "level", 0) == 0 \
+        and any(name == "torch" or name.startswith("torch.") for name in names)
+
+
+def operands_on_new_releases(node: ast.BoolOp, facts: "GuardFacts") -> int:
+    """How many operands of ``a or b`` run where the new API exists: after ``getattr(<torch object>,
+    "new", None)`` the rest of an ``or`` is the fallback for releases without it (unsloth 2026.10:
+    ``getattr(torch.accelerator, "current_device_index", None) or accel.current_device_idx``)."""
+    if not isinstance(node.op, ast.Or):
+        return len(node.values)
+    for index, value in enumerate(node.values[:-1]):
+        if type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "getattr" \
+                and _feature_probe(value, facts):
+            return index + 1
+    return len(node.values)
+
+
 def _tokens(name: str) -> list[str]:
     """``TORCH_GE_2_4`` -> [torch, ge, 2, 4]; ``isTorchGreaterOrEqual`` -> [is, torch, greater, or, equal]."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
@@ -293,6 +346,11 @@ def _compare_meaning(test: ast.Compare, facts: GuardFacts, depth: int):
         if probe is None:
             return None
         return ("atom", _NEW) if type(test.ops[0]) is ast.IsNot else ("atom", _OLD)
+    if _signature_probe(test, facts):
+        # ``if "symmetric" in get_func_args(torch.cuda.MemPool):`` (megatron-core 0.16.1): each branch
+        # is written for the releases whose signature it found; which era has the parameter is not
+        # known here, so neither branch is reported.
+        return ("atom", _UNKNOWN)
     operands = [test.left, *test.comparators]
     versioned = [_is_version_value(operand, facts, depth + 1) for operand in operands]
     if not any(versioned) and len(operands) == 2:
@@ -315,6 +373,19 @@ def _compare_meaning(test: ast.Compare, facts: GuardFacts, depth: int):
     if isinstance(operator, (ast.Lt, ast.LtE)):
         return ("atom", _OLD if version_on_left else _NEW)
     return ("atom", _UNKNOWN)
+
+
+def _signature_probe(test: ast.Compare, facts: GuardFacts) -> bool:
+    """``"name" in <...>(torch.f)...`` (``inspect.signature(torch.f).parameters``, ``get_func_args(torch.f)``):
+    a parameter name looked up in what a call returns about a torch callable."""
+    if len(test.ops) != 1 or type(test.ops[0]) not in (ast.In, ast.NotIn):
+        return False
+    if type(test.left) is not ast.Constant or type(test.left.value) is not str or not test.left.value.isidentifier():
+        return False
+    for node in ast.walk(test.comparators[0]):
+        if type(node) is ast.Call and any(facts.is_torch(argument) for argument in node.args):
+            return True
+    return False
 
 
 def _is_version_constant(expr: ast.expr, facts: GuardFacts) -> bool:

@@ -41,6 +41,7 @@ class Finding:
     source_line: str = ""
     start: int = 0
     end: int = 0
+    fix_unavailable: str | None = None  # why the rule's fix is not offered (``fix`` is then None)
 
 
 @dataclass
@@ -171,8 +172,10 @@ def check_source(source: Source, settings: Settings, fix: bool = False, unsafe_f
         diagnostics = unsuppressed(text, lint_text(text, path, settings), file_codes)
         if fix:
             text, diagnostics = _fix_to_fixpoint(text, path, settings, diagnostics, unsafe_fixes, result, file_codes)
+        withhold_unparsable_fixes(text, path, diagnostics)
         if add_todos:
             text, diagnostics = _add_todos(text, path, settings, diagnostics, unsafe_fixes, result, file_codes)
+            withhold_unparsable_fixes(text, path, diagnostics)
     except ParseFailure as error:
         result.error = _notebook_reason(source, error) or str(error)
         return result
@@ -274,6 +277,7 @@ def _place(diagnostic: Diagnostic, locator: Locator, source: Source, path: Path)
         code=diagnostic.code, name=diagnostic.name, message=diagnostic.message, url=rule.url() if rule else "",
         path=path, row=row, column=column, end_row=end_row, end_column=end_column, fix=diagnostic.fix,
         noqa_row=row, source_line=locator.line(row), start=diagnostic.start, end=diagnostic.end,
+        fix_unavailable=diagnostic.fix_unavailable,
     )
     finding.cell, finding.row, finding.end_row = source.place_rows(row, end_row)
     finding.noqa_row = finding.row
@@ -366,6 +370,25 @@ def _add_todos(text: str, path: Path, settings: Settings, diagnostics: list[Diag
         return text, diagnostics
     result.todo_count += len(edits)
     return new_text, unsuppressed(new_text, lint_text(new_text, path, settings), file_codes)
+
+
+def withhold_unparsable_fixes(text: str, path: Path, diagnostics: list[Diagnostic]) -> None:
+    """A fix whose result does not parse is never applied (``--fix`` writes only code that parses), so it
+    is not offered either: the finding loses its fix, is not counted as fixable, and says why in
+    ``fix_unavailable`` (the full and JSON output show it). One parse when all fixes apply together."""
+    offered = [d for d in diagnostics if d.fix is not None]
+    if not offered:
+        return
+    together = select_fixes(offered)
+    if len(together) == len(offered) and _parses(apply_edits(text, [e for d in together for e in d.fix.edits]), path):
+        return
+    for diagnostic in offered:
+        try:
+            parse_text(apply_edits(text, diagnostic.fix.edits), path)
+        except ParseFailure as error:
+            reason = f"syntax error at line {error.lineno}: {error.detail}" if error.lineno else str(error)
+            diagnostic.fix_unavailable = f"its result would not parse ({reason}): {diagnostic.fix.message}"
+            diagnostic.fix = None
 
 
 def select_fixes(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

@@ -147,6 +147,8 @@ def render_full(results: list[FileResult], unsafe_fixes: bool, style: Style = St
             if finding.fix is not None:
                 unsafe = "" if fix_allowed(finding.fix, False) else " (unsafe fix)"
                 block.append(f"{pad} {style.gutter('=')} {style.help('help')}: {finding.fix.message}{unsafe}")
+            elif finding.fix_unavailable:
+                block.append(f"{pad} {style.gutter('=')} {style.help('note')}: no fix offered: {finding.fix_unavailable}")
             block.append(f"{pad} {style.gutter('=')} docs: {finding.url}")
             blocks.append("\n".join(block))
     return "\n\n".join(blocks)
@@ -193,6 +195,8 @@ def finding_json(finding: Finding, result: FileResult) -> dict:
         "fix": fix,
         "noqa_row": finding.noqa_row,
     }
+    if finding.fix_unavailable:
+        entry["fix_unavailable"] = finding.fix_unavailable
     if finding.cell is not None:
         entry["cell"] = finding.cell
     return entry

@@ -51,6 +51,11 @@ class TableRule(Rule):
             return None
         applicability = UNSAFE if row.fix == "unsafe" else ctx.applicability(needs=row.replacement_since)
         note = ctx.needs_note(row.replacement_since)
+        if applicability != UNSAFE and row.kind != "module" and _used_as_a_value(ctx, reference):
+            # `ops = [torch.ger, ...]` (lightning-thunder's op table): the new name is another object
+            # (`torch.ger is torch.outer` is False on 2.13), so a table keyed by function changes meaning.
+            applicability = UNSAFE
+            note += " (unsafe: the name is used as a value, not called; the new one is a different object)"
         obsolete = ()
         if not reference.in_import and isinstance(reference.node, (ast.Name, ast.Attribute)):
             obsolete = (chain_root(reference.node),)
@@ -130,6 +135,19 @@ class TableRule(Rule):
             return [Edit(end - len(node.attr), end, move.new.rpartition(".")[2])]
         text, import_edits = ctx.name_for(move.new, move.new)
         return [*import_edits, Edit(ctx.start(node), ctx.end(node), text)]
+
+
+def _used_as_a_value(ctx, reference) -> bool:
+    """The reference is neither imported, nor called, nor a decorator: a function object handed around."""
+    node = reference.node
+    if reference.in_import or not isinstance(node, (ast.Name, ast.Attribute)):
+        return False
+    parent = ctx.parent_of(node)
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return False
+    if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node in parent.decorator_list:
+        return False
+    return True
 
 
 def _imported_by_name(ctx, reference) -> bool:

@@ -71,6 +71,9 @@ class DynamoCacheSizeLimit(Rule):
                 "def test():\n    pass\n"),
         Invalid("import torch._dynamo\nwith torch._dynamo.config.patch(\"cache_size_limit\", 2):\n    run()\n",
                 fixed="import torch._dynamo\nwith torch._dynamo.config.patch(\"recompile_limit\", 2):\n    run()\n"),
+        # The saved value is no second finding: only the two config attributes are (vllm 0.33).
+        Invalid("import torch\nsaved = torch._dynamo.config.cache_size_limit\ntorch._dynamo.config.cache_size_limit = saved\n",
+                fixed="import torch\nsaved = torch._dynamo.config.recompile_limit\ntorch._dynamo.config.recompile_limit = saved\n"),
         Invalid("import torch\nwith torch._dynamo.config.patch({\"cache_size_limit\": 2}):\n    run()\n",
                 fixed="import torch\nwith torch._dynamo.config.patch({\"recompile_limit\": 2}):\n    run()\n"),
     ]
@@ -86,6 +89,10 @@ class DynamoCacheSizeLimit(Rule):
     def check_reference(self, ctx, reference):
         old = reference.qualname.rpartition(".")[2]
         node = reference.node
+        if isinstance(node, ast.Name) and not reference.in_import:
+            # ``saved = torch._dynamo.config.cache_size_limit`` ... ``config.cache_size_limit = saved``
+            # (vllm 0.33): ``saved`` holds the setting's value, not the setting; its assignment is reported.
+            return
         fix = None
         if isinstance(node, ast.Attribute) and node.attr == old:
             end = ctx.end(node)

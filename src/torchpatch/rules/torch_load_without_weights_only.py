@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchpatch.rules._helpers import add_keyword, has_double_star, has_starred, keyword
-from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule
+from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v
 
 
@@ -24,6 +24,17 @@ class TorchLoadWithoutWeightsOnly(Rule):
     When `pickle_module=` is passed (by keyword or as the third positional argument,
     `torch.load(f, map_location, pickle_module)`), torch keeps `weights_only=False` as the default
     and `weights_only=True` with a pickle module raises; the call is still reported, without a fix.
+
+    ## When the minimum torch is 2.6 or newer
+    Then a call without `weights_only=` (and without `pickle_module`) already loads weights-only on
+    every release the code supports, so it is **not reported**: there is nothing unsafe and nothing that
+    differs between releases, and writing `weights_only=True` would change one thing — torch honours the
+    `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1` escape hatch only when the call leaves `weights_only` unset
+    (2.6.0-2.15.0 `torch/serialization.py`), which some projects rely on for their users' old
+    checkpoints (nemo_toolkit's `save_restore_connector.py`). A call with `pickle_module` is still
+    reported at any minimum: its default stays `weights_only=False` on every release, so it unpickles
+    with the full pickle module without saying so. `torch.load(*args)` is not reported at a 2.6+
+    minimum (whether it passes a pickle module is not known).
     """
 
     code = "TP301"
@@ -48,6 +59,8 @@ class TorchLoadWithoutWeightsOnly(Rule):
 
     VALID = [
         'import torch\nstate = torch.load("model.pt", weights_only=True)\n',
+        # From a 2.6 minimum the default is weights_only=True everywhere (and the env escape hatch works).
+        Valid('import torch\nstate = torch.load("model.pt", map_location="cpu")\n', min_torch="2.6"),
         'import torch\nobj = torch.load("trusted.pt", weights_only=False)  # noqa: TP302 (our own file)\n',
         'import numpy as np\narray = np.load("x.npy")\n',
         'from safetensors.torch import load\nstate = load(data)\n',
@@ -65,18 +78,27 @@ class TorchLoadWithoutWeightsOnly(Rule):
         # The third positional argument is pickle_module: weights_only=True would raise.
         Invalid('import pickle\nimport torch\nstate = torch.load(path, "cpu", pickle)\n'),
         Invalid('import torch\nstate = torch.load(*args)\n'),
+        Invalid('import pickle\nimport torch\nstate = torch.load("m.pt", pickle_module=pickle)\n', min_torch="2.6"),
     ]
 
     def check_call(self, ctx, call, qualname):
         if keyword(call, "weights_only") is not None or has_double_star(call):
             return
-        phrase = f"the default became `weights_only=True` in PyTorch {self.changed_in}"
-        if ctx.min_torch < self.changed_in:
-            phrase += f" (full pickle before; your minimum is {ctx.min_torch})"
+        # load(f, map_location=None, pickle_module=None, *, weights_only=None, ...) in 2.4-2.15; with a
+        # pickle_module the default stays False (_default_to_weights_only(pickle_module), 2.6-2.15).
+        with_pickle_module = keyword(call, "pickle_module") is not None or len(call.args) >= 3
+        if with_pickle_module:
+            message = ("`torch.load` with `pickle_module` and no `weights_only=`: it unpickles with the full "
+                       "pickle module on every release (the default stays False with a pickle module, 2.4-2.15)")
+            yield ctx.diagnostic(call, message)
+            return
+        if ctx.min_torch >= self.changed_in:
+            return  # weights_only=True is the default on every supported release (see the docstring)
+        phrase = (f"the default became `weights_only=True` in PyTorch {self.changed_in}"
+                  f" (full pickle before; your minimum is {ctx.min_torch})")
         message = f"`torch.load` without `weights_only=`: {phrase}"
         fix = None
-        # load(f, map_location=None, pickle_module=None, *, weights_only=None, ...) in 2.4-2.15.
-        if keyword(call, "pickle_module") is None and len(call.args) < 3 and not has_starred(call):
+        if not has_starred(call):
             fix = Fix(
                 message="Pass `weights_only=True` (changes what loads: only tensors and allowlisted types)",
                 edits=[add_keyword(ctx, call, "weights_only=True")],
