@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from torchpatch.engine.candidates import bound_qualnames, watched_mentions
 from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, catches_missing_api, old_branch
 from torchpatch.engine.resolve import TRACKED_ROOTS, Binding, Scope, ScopeTree, returns_early_on_new_releases
 from torchpatch.engine.source import Locator
@@ -252,17 +253,31 @@ class RuleIndex:
                 self.methods.setdefault(name, []).append(rule)
         method_names = "|".join(sorted(map(re.escape, self.methods)))
         self.method_pattern = re.compile(rf"\.\s*(?:{method_names})\s*\(") if method_names else None
+        # What a chain must reach for a rule to see it, and every dotted start of those names (engine/candidates.py).
+        self.watched = frozenset(self.calls) | frozenset(self.references)
+        self.watched_prefixes = frozenset(prefix for name in self.watched for prefix in _prefixes(name))
 
 
 def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, min_torch: Version,
-               locator: Locator | None = None) -> list[Diagnostic]:
+               locator: Locator | None = None, every_mention: bool = False) -> list[Diagnostic]:
+    """The rules' findings in one parsed file. ``every_mention`` walks every statement that mentions a
+    tracked name, not only those whose chains can reach a watched name (the same findings, slower; for tests)."""
     scopes = ScopeTree(tree)
-    ctx = Context(text, locator, tree, scopes, target, min_torch)
-    candidate_rows = _candidate_rows(text, scopes, index)
-    if not candidate_rows and not scopes.imports:
-        return []
-    _Walker(ctx, index, candidate_rows).run()
-    return ctx.diagnostics
+    try:
+        ctx = Context(text, locator, tree, scopes, target, min_torch)
+        candidate_rows = _candidate_rows(text, scopes, index, every_mention)
+        if not candidate_rows and not scopes.imports:
+            return []
+        _Walker(ctx, index, candidate_rows).run()
+        return ctx.diagnostics
+    finally:
+        _release(scopes)
+
+
+def _release(scopes: ScopeTree) -> None:
+    """Break the binding <-> scope cycles, so the file's scopes are freed at once, not by the cyclic collector."""
+    for scope in (scopes.module_scope, *scopes.scope_of.values()):
+        scope.bindings.clear()
 
 
 def _tracked_names(scopes: ScopeTree) -> set[str]:
@@ -306,12 +321,15 @@ def word_offsets(text: str, names: Iterable[str]) -> list[int]:
     return found
 
 
-def _candidate_rows(text: str, scopes: ScopeTree, index: RuleIndex) -> list[int]:
-    """Rows where a tracked name or a watched method appears as text: only their statements are walked."""
+def _candidate_rows(text: str, scopes: ScopeTree, index: RuleIndex, every_mention: bool = False) -> list[int]:
+    """Rows where a tracked name whose chain can reach a watched name (engine/candidates.py), or a watched
+    method, appears as text: only their statements are walked."""
     offsets: list[int] = []
     names = _tracked_names(scopes)
-    if names:
+    if names and every_mention:
         offsets.extend(word_offsets(text, names))
+    elif names:
+        offsets.extend(watched_mentions(text, bound_qualnames(scopes, names), index.watched, index.watched_prefixes))
     if index.method_pattern is not None and names:
         offsets.extend(match.start() for match in index.method_pattern.finditer(text))
     if not offsets:
