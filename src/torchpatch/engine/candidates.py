@@ -28,7 +28,7 @@ from typing import Iterable
 from torchpatch.engine.resolve import ScopeTree
 
 # What may separate the parts of a chain: whitespace and newlines (inside brackets), line continuations, comments.
-_GAP = r"(?:\s|\\|#[^\r\n]*)*"
+_GAP = r"(?:[\s\\]|#[^\r\n]*(?![^\r\n]))*"  # a comment runs to the end of its line: one way to match
 _NEXT_PART = re.compile(_GAP + r"\." + _GAP + r"([^\W\d]\w*)")
 _CLOSING_THEN_DOT = re.compile(_GAP + r"\)(?:" + _GAP + r"\))*" + _GAP + r"\.")
 
