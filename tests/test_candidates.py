@@ -13,11 +13,21 @@ import torchpatch.engine.linter as linter
 from torchpatch.engine.candidates import watched_mentions
 from torchpatch.engine.checker import check_tree
 from torchpatch.rules import all_rules
+from torchpatch.engine.settings import Settings
 from torchpatch.rules.base import Invalid, example_code, example_filename
-
-from conftest import make_settings
+from torchpatch.versions import Version
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def make_settings(select: list[str], target: str | None = None, min_torch: str | None = None) -> Settings:
+    settings = Settings()
+    settings.select = select
+    if target:
+        settings.target = Version.parse(target)
+    if min_torch:
+        settings.min_torch = Version.parse(min_torch)
+    return settings
 
 
 def _results(path: Path, code: str, every_mention: bool, monkeypatch, **options):
