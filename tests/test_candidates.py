@@ -107,6 +107,7 @@ TRICKY = {
     "spaces around dots": ("import torch\nx = torch . load ( 'm.pt' )\n", "TP301"),
     "function-local import": ("def f():\n    from torch import load\n    return load('m.pt')\n", "TP301"),
     "import in a nested body": ("def f():\n    if True:\n        import torch.cuda.amp\n        torch.cuda.amp.autocast()\n", "TP202"),
+    "a body holding only an import": ("def f():\n    from torch.distributed.checkpoint._hf_storage import _HuggingFaceStorageReader\n", "TP104"),
     "shadowed then rebound": ("import torch\ntorch = None\nimport torch as torch\ntorch.load('m.pt')\n", "TP301"),
     "non-ASCII attribute": ("import torch\ntorch.\uff4c\uff4f\uff41\uff44('m.pt')\n", "TP301"),
     "star import then module": ("from torch.cuda.amp import *\nimport torch\ntorch.cuda.amp.autocast()\n", "TP202"),

@@ -332,8 +332,16 @@ def _candidate_rows(text: str, scopes: ScopeTree, index: RuleIndex, every_mentio
         offsets.extend(watched_mentions(text, bound_qualnames(scopes, names), index.watched, index.watched_prefixes))
     if index.method_pattern is not None and names:
         offsets.extend(match.start() for match in index.method_pattern.finditer(text))
-    if not offsets:
-        return []
+    if not every_mention:
+        # An import makes its names out of the module and ``import x`` (not a chain of the text): the body that
+        # holds one must be walked, so every import row counts.
+        import_rows = sorted({node.lineno for node, _ in scopes.imports})
+        rows = _rows_of(text, offsets) if offsets else []
+        return sorted(set(rows).union(import_rows)) if import_rows else rows
+    return _rows_of(text, offsets) if offsets else []
+
+
+def _rows_of(text: str, offsets: list[int]) -> list[int]:
     offsets.sort()
     if "\r" in text:  # lone CR is a line break for Python too: use the full line table
         line_starts = Locator(text).line_starts
