@@ -8,8 +8,9 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from torchpatch.engine.guards import (BODY_IS_OLD, BOTH, ELSE_IS_OLD, handler_is_fallback, import_returns_early,
-                                      old_branch, operands_on_new_releases)
+from torchpatch.engine.candidates import bound_qualnames, watched_mentions
+from torchpatch.engine.guards import (BODY_IS_OLD, BOTH, ELSE_IS_OLD, handler_is_fallback,
+                                      import_returns_early, old_branch, operands_on_new_releases)
 from torchpatch.engine.resolve import TRACKED_ROOTS, Binding, Scope, ScopeTree, returns_early_on_new_releases
 from torchpatch.engine.source import Locator
 from torchpatch.findings import SAFE, UNSAFE, Diagnostic, Edit, Fix
@@ -260,17 +261,31 @@ class RuleIndex:
         for rule in self.rules:
             for name in rule.attributes_assigned:
                 self.attributes.setdefault(name, []).append(rule)
+        # What a chain must reach for a rule to see it, and every dotted start of those names (engine/candidates.py).
+        self.watched = frozenset(self.calls) | frozenset(self.references)
+        self.watched_prefixes = frozenset(prefix for name in self.watched for prefix in _prefixes(name))
 
 
 def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, min_torch: Version,
-               locator: Locator | None = None) -> list[Diagnostic]:
+               locator: Locator | None = None, every_mention: bool = False) -> list[Diagnostic]:
+    """The rules' findings in one parsed file. ``every_mention`` walks every statement that mentions a
+    tracked name, not only those whose chains can reach a watched name (the same findings, slower; for tests)."""
     scopes = ScopeTree(tree, lambda module: star_exports(module, min_torch, target))
-    ctx = Context(text, locator, tree, scopes, target, min_torch)
-    candidate_rows = _candidate_rows(text, scopes, index)
-    if not candidate_rows and not scopes.imports:
-        return []
-    _Walker(ctx, index, candidate_rows).run()
-    return ctx.diagnostics
+    try:
+        ctx = Context(text, locator, tree, scopes, target, min_torch)
+        candidate_rows = _candidate_rows(text, scopes, index, every_mention)
+        if not candidate_rows and not scopes.imports:
+            return []
+        _Walker(ctx, index, candidate_rows).run()
+        return ctx.diagnostics
+    finally:
+        _release(scopes)
+
+
+def _release(scopes: ScopeTree) -> None:
+    """Break the binding <-> scope cycles, so the file's scopes are freed at once, not by the cyclic collector."""
+    for scope in (scopes.module_scope, *scopes.scope_of.values()):
+        scope.bindings.clear()
 
 
 def _tracked_names(scopes: ScopeTree) -> set[str]:
@@ -314,18 +329,29 @@ def word_offsets(text: str, names: Iterable[str]) -> list[int]:
     return found
 
 
-def _candidate_rows(text: str, scopes: ScopeTree, index: RuleIndex) -> list[int]:
-    """Rows where a tracked name or a watched method appears as text: only their statements are walked."""
+def _candidate_rows(text: str, scopes: ScopeTree, index: RuleIndex, every_mention: bool = False) -> list[int]:
+    """Rows where a tracked name whose chain can reach a watched name (engine/candidates.py), or a watched
+    method, appears as text: only their statements are walked."""
     offsets: list[int] = []
     names = _tracked_names(scopes)
-    if names:
+    if names and every_mention:
         offsets.extend(word_offsets(text, names))
+    elif names:
+        offsets.extend(watched_mentions(text, bound_qualnames(scopes, names), index.watched, index.watched_prefixes))
     if index.method_pattern is not None and names:
         offsets.extend(match.start() for match in index.method_pattern.finditer(text))
     if index.attributes and names:
         offsets.extend(word_offsets(text, index.attributes))
-    if not offsets:
-        return []
+    if not every_mention:
+        # An import makes its names out of the module and ``import x`` (not a chain of the text): the body that
+        # holds one must be walked, so every import row counts.
+        import_rows = sorted({node.lineno for node, _ in scopes.imports})
+        rows = _rows_of(text, offsets) if offsets else []
+        return sorted(set(rows).union(import_rows)) if import_rows else rows
+    return _rows_of(text, offsets) if offsets else []
+
+
+def _rows_of(text: str, offsets: list[int]) -> list[int]:
     offsets.sort()
     if "\r" in text:  # lone CR is a line break for Python too: use the full line table
         line_starts = Locator(text).line_starts

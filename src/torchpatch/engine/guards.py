@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable
 
 BODY_IS_OLD = "body"  # the if-branch runs on old releases (``if version < 2.4:``)
@@ -112,12 +113,14 @@ def operands_on_new_releases(node: ast.BoolOp, facts: "GuardFacts") -> int:
     return len(node.values)
 
 
-def _tokens(name: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def _tokens(name: str) -> tuple[str, ...]:
     """``TORCH_GE_2_4`` -> [torch, ge, 2, 4]; ``isTorchGreaterOrEqual`` -> [is, torch, greater, or, equal]."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-    return [token for token in spaced.lower().split("_") if token]
+    return tuple(token for token in spaced.lower().split("_") if token)
 
 
+@lru_cache(maxsize=8192)  # asked for the same few names at every if statement of a file
 def name_role(name: str) -> str | None:
     """What a name says it is, for names whose definition is not visible.
 

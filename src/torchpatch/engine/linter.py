@@ -106,13 +106,18 @@ def _attach_import_removals(text: str, tree: ast.Module, diagnostics: list[Diagn
     ``--diff``/JSON show for a fix is every edit ``--fix`` makes for it. (An import that only all
     fixes together leave unused is removed after them, by remove_unused_imports.)"""
     locator = locator or Locator(text)
+    obsolete = {name for d in diagnostics if d.fix is not None for name in d.fix.obsolete_names}
     uses: dict[str, list[int]] = {}
-    for node in ast.walk(tree):
-        if type(node) is ast.Name:
-            uses.setdefault(node.id, []).append(locator.offset_from_ast(node.lineno, node.col_offset))
+    imports = []
+    for node in ast.walk(tree):  # one pass; positions only for the names a fix made obsolete
+        kind = type(node)
+        if kind is ast.Name:
+            if node.id in obsolete:
+                uses.setdefault(node.id, []).append(locator.offset_from_ast(node.lineno, node.col_offset))
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            imports.append(node)
     exported = _names_in_dunder_all(tree)
-    imports = [s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]
-    lonely = _only_statements(tree) if imports else set()
+    lonely = _only_imports(tree) if imports else set()
     for diagnostic in diagnostics:
         fix = diagnostic.fix
         if fix is None or not fix.obsolete_names:
@@ -486,6 +491,24 @@ def _names_in_dunder_all(tree: ast.Module) -> set[str]:
             if isinstance(statement.value, (ast.List, ast.Tuple)):
                 return {e.value for e in statement.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
     return set()
+
+
+def _only_imports(tree: ast.AST) -> set[int]:
+    """:func:`_only_statements`, for the import statements only (one pass over the statements, not every node)."""
+    found: set[int] = set()
+    blocks = [tree.body]
+    while blocks:
+        block = blocks.pop()
+        if len(block) == 1 and block is not tree.body and type(block[0]) in (ast.Import, ast.ImportFrom):
+            found.add(id(block[0]))
+        for statement in block:
+            for name in ("body", "orelse", "finalbody"):
+                inner = getattr(statement, name, None)
+                if type(inner) is list and inner and isinstance(inner[0], ast.stmt):
+                    blocks.append(inner)
+            for holder in (*getattr(statement, "handlers", ()), *getattr(statement, "cases", ())):
+                blocks.append(holder.body)
+    return found
 
 
 def _only_statements(tree: ast.AST) -> set[int]:

@@ -97,6 +97,11 @@ class _Job:
         self.count += 1
         if self.count % _GC_EVERY == 0:
             gc.collect()
+            if gc.get_freeze_count():
+                # The caller froze what its imports made; what survives a collection now (the API database and
+                # rule tables built on first use, the results so far) is frozen too, so that the next
+                # collections walk only the objects of the files checked since.
+                gc.freeze()
         return result, key, entry, False
 
 

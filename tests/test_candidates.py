@@ -1,0 +1,170 @@
+"""The walker skips mentions of torch whose chains reach no watched name (engine/candidates.py): that
+filter must never hide a finding. Every rule example, fixture and tricky chain is checked twice, with
+the filter and with every mention walked, and the results must be the same to the byte."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+import torchpatch.engine.linter as linter
+from torchpatch.engine.candidates import watched_mentions
+from torchpatch.engine.checker import check_tree
+from torchpatch.rules import all_rules
+from torchpatch.engine.settings import Settings
+from torchpatch.rules.base import Invalid, example_code, example_filename
+from torchpatch.versions import Version
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def make_settings(select: list[str], target: str | None = None, min_torch: str | None = None) -> Settings:
+    settings = Settings()
+    settings.select = select
+    if target:
+        settings.target = Version.parse(target)
+    if min_torch:
+        settings.min_torch = Version.parse(min_torch)
+    return settings
+
+
+def _results(path: Path, code: str, every_mention: bool, monkeypatch, **options):
+    """Findings (with their fixes) and the text after every fix, with or without the filter."""
+    path.write_text(code, encoding="utf-8", newline="")
+    monkeypatch.setattr(linter, "check_tree", functools.partial(check_tree, every_mention=every_mention))
+    settings = make_settings(select=["ALL"], **options)
+    found = linter.check_file(path, settings)
+    fixed = linter.check_file(path, make_settings(select=["ALL"], **options), fix=True, unsafe_fixes=True)
+    monkeypatch.setattr(linter, "check_tree", check_tree)
+
+    def shown(result):
+        return [(f.code, f.row, f.column, f.end_row, f.end_column, f.message,
+                 None if f.fix is None else (f.fix.message, f.fix.applicability, tuple(f.fix.edits)))
+                for f in result.findings]
+
+    return found.error, shown(found), fixed.fixed_text, shown(fixed)
+
+
+def _assert_same(tmp_path, monkeypatch, code: str, name: str = "snippet.py", **options):
+    path = tmp_path / name
+    walked = _results(path, code, True, monkeypatch, **options)
+    filtered = _results(path, code, False, monkeypatch, **options)
+    assert filtered == walked
+    return filtered
+
+
+def _examples():
+    for rule in all_rules():
+        for kind in ("VALID", "INVALID"):
+            for number, example in enumerate(getattr(rule, kind)):
+                texts = [example_code(example)]
+                if isinstance(example, Invalid) and example.fixed:
+                    texts.append(example_code(example.fixed))
+                options = {key: getattr(example, attribute) for key, attribute in (("target", "target_torch"), ("min_torch", "min_torch"))
+                           if getattr(example, attribute, None)}
+                for variant, text in enumerate(texts):
+                    yield pytest.param(text, example_filename(example), options,
+                                       id=f"{rule.code}-{kind.lower()}{number}{'-fixed' if variant else ''}")
+
+
+@pytest.mark.parametrize("code, name, options", list(_examples()))
+def test_rule_examples_same_with_and_without_the_filter(tmp_path, monkeypatch, code, name, options):
+    _assert_same(tmp_path, monkeypatch, code, name, **options)
+
+
+def test_every_invalid_example_is_still_flagged_through_the_filter(tmp_path, monkeypatch):
+    missed = []
+    for rule in all_rules():
+        for number, example in enumerate(rule.INVALID):
+            options = {key: getattr(example, attribute) for key, attribute in (("target", "target_torch"), ("min_torch", "min_torch"))
+                       if getattr(example, attribute, None)}
+            _, findings, _, _ = _results(tmp_path / example_filename(example), example_code(example), False, monkeypatch, **options)
+            if rule.code not in [f[0] for f in findings]:
+                missed.append(f"{rule.code} invalid{number}")
+    assert missed == []
+
+
+@pytest.mark.parametrize("path", sorted([*(ROOT / "tests" / "fixtures").rglob("*.py"), *(ROOT / "examples").rglob("*.py"),
+                                         *(ROOT / "examples").rglob("*.ipynb")]), ids=lambda p: p.name)
+def test_fixture_files_same_with_and_without_the_filter(tmp_path, monkeypatch, path):
+    _assert_same(tmp_path, monkeypatch, path.read_text(encoding="utf-8"), path.name)
+
+
+# Chains the text reader must follow, or keep, for the findings to stay: each is flagged.
+TRICKY = {
+    "alias module": ("import torch as t\nt.load('m.pt')\n", "TP301"),
+    "from import of the module": ("from torch import cuda\nwith cuda.amp.autocast():\n    pass\n", "TP202"),
+    "assigned alias": ("import torch\nfn = torch.load\nfn('m.pt')\n", "TP301"),
+    "alias of an alias": ("import torch\nmodule = torch.cuda\namp = module.amp\nwith amp.autocast():\n    pass\n", "TP202"),
+    "parenthesized chain": ("import torch\n(torch).load('m.pt')\n", "TP301"),
+    "parenthesized prefix": ("import torch\n(torch.cuda).amp.autocast()\n", "TP202"),
+    "nested parentheses": ("import torch\n((torch . cuda)\n ).amp.autocast()\n", "TP202"),
+    "chain across lines": ("import torch\nx = (torch\n     .load('m.pt'))\n", "TP301"),
+    "comment inside the chain": ("import torch\nx = (torch.  # the loader\n     load('m.pt'))\n", "TP301"),
+    "line continuation": ("import torch\nx = torch \\\n    .load('m.pt')\n", "TP301"),
+    "spaces around dots": ("import torch\nx = torch . load ( 'm.pt' )\n", "TP301"),
+    "function-local import": ("def f():\n    from torch import load\n    return load('m.pt')\n", "TP301"),
+    "import in a nested body": ("def f():\n    if True:\n        import torch.cuda.amp\n        torch.cuda.amp.autocast()\n", "TP202"),
+    "a body holding only an import": ("def f():\n    from torch.distributed.checkpoint._hf_storage import _HuggingFaceStorageReader\n", "TP104"),
+    "shadowed then rebound": ("import torch\ntorch = None\nimport torch as torch\ntorch.load('m.pt')\n", "TP301"),
+    "non-ASCII attribute": ("import torch\ntorch.\uff4c\uff4f\uff41\uff44('m.pt')\n", "TP301"),
+    "star import then module": ("from torch.cuda.amp import *\nimport torch\ntorch.cuda.amp.autocast()\n", "TP202"),
+    "comment before the closing parenthesis": ("import torch\nx = (torch.cuda  # old\n     ).amp.autocast()\n", "TP202"),
+}
+
+
+@pytest.mark.parametrize("name", list(TRICKY))
+def test_tricky_chains_are_flagged_and_same(tmp_path, monkeypatch, name):
+    code, expected = TRICKY[name]
+    _, findings, _, _ = _assert_same(tmp_path, monkeypatch, code, min_torch="2.4")
+    assert expected in [f[0] for f in findings], findings
+
+
+def test_notebook_same_with_and_without_the_filter(tmp_path, monkeypatch):
+    import json
+
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                           "source": ["import torch as t\n", "%matplotlib inline\n"]},
+                          {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                           "source": ["x = t.nn.Linear(2, 2)\n", "state = t.load('m.pt')\n"]}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    _, findings, _, _ = _assert_same(tmp_path, monkeypatch, json.dumps(notebook), "train.ipynb")
+    assert "TP301" in [f[0] for f in findings]
+
+
+# -- the text reader itself --------------------------------------------------------------------------------
+
+WATCHED = frozenset({"torch.load", "torch.cuda.amp.autocast"})
+PREFIXES = frozenset({"torch", "torch.load", "torch.cuda", "torch.cuda.amp", "torch.cuda.amp.autocast"})
+
+
+def _kept(text: str, bound=None) -> list[str]:
+    offsets = watched_mentions(text, bound or {"torch": {"torch"}}, WATCHED, PREFIXES)
+    return [text[offset:text.find("\n", offset)] for offset in offsets]
+
+
+def test_reader_drops_chains_that_leave_every_watched_name():
+    assert _kept("x = torch.cat(a)\ny = torch.cuda.is_available()\nz = torch.nn\n") == []
+
+
+def test_reader_keeps_chains_that_reach_a_watched_name():
+    assert _kept("x = torch.load(p)\nwith torch.cuda.amp.autocast():\n") == ["torch.load(p)", "torch.cuda.amp.autocast():"]
+
+
+def test_reader_keeps_a_live_prefix_before_a_closing_parenthesis_and_a_dot():
+    assert _kept("x = (torch.cuda).amp\n") == ["torch.cuda).amp"]
+    assert _kept("x = f(torch.cuda)\ny = (torch.cuda)[0]\n") == []
+
+
+def test_reader_keeps_every_mention_of_a_name_bound_to_a_watched_name():
+    assert _kept("load(p)\nx = load\n", {"load": {"torch.load"}}) == ["load(p)", "load"]
+
+
+def test_reader_skips_names_bound_to_nothing_watched_starts_with():
+    assert _kept("F.softmax(x)\nF.load\n", {"F": {"torch.nn.functional"}}) == []
+
+
+def test_reader_needs_whole_identifiers():
+    assert _kept("mytorch.load(p)\ntorch_load(p)\n") == []
