@@ -65,10 +65,10 @@ def watched_mentions(text: str, bound: dict[str, set[str]], watched: frozenset[s
         if not starts:
             continue  # bound only to things no watched name starts with: no mention of it can matter
         if any(q in watched for q in starts):
-            found.extend(_word_offsets(text, name, end))
+            found.extend(word_offsets_of(text, name, end))
             continue
         length = len(name)
-        for index in _word_offsets(text, name, end):
+        for index in word_offsets_of(text, name, end):
             live = starts
             position = index + length
             while True:
@@ -92,7 +92,7 @@ def watched_mentions(text: str, bound: dict[str, set[str]], watched: frozenset[s
     return found
 
 
-def _word_offsets(text: str, name: str, end: int) -> list[int]:
+def word_offsets_of(text: str, name: str, end: int) -> list[int]:
     """Offsets where ``name`` occurs as a whole identifier (str.find is several times faster than a regex)."""
     found = []
     length = len(name)

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from torchpatch.engine.candidates import bound_qualnames, watched_mentions
+from torchpatch.engine.candidates import bound_qualnames, watched_mentions, word_offsets_of
 from torchpatch.engine.guards import (BODY_IS_OLD, BOTH, ELSE_IS_OLD, handler_is_fallback,
                                       import_returns_early, old_branch, operands_on_new_releases)
 from torchpatch.engine.resolve import TRACKED_ROOTS, Binding, Scope, ScopeTree, returns_early_on_new_releases
@@ -309,24 +309,10 @@ def _tracked_names(scopes: ScopeTree) -> set[str]:
     return names
 
 
-def _is_word_character(character: str) -> bool:
-    return character.isalnum() or character == "_"
-
-
 def word_offsets(text: str, names: Iterable[str]) -> list[int]:
-    """Offsets where each name occurs as a whole identifier (str.find is several times faster than a regex)."""
-    found = []
+    """Offsets where any of ``names`` occurs as a whole identifier."""
     end = len(text)
-    for name in names:
-        length = len(name)
-        index = text.find(name)
-        while index != -1:
-            after = index + length
-            if (index == 0 or not _is_word_character(text[index - 1])) and (
-                    after >= end or not _is_word_character(text[after])):
-                found.append(index)
-            index = text.find(name, after)
-    return found
+    return [offset for name in names for offset in word_offsets_of(text, name, end)]
 
 
 def _candidate_rows(text: str, scopes: ScopeTree, index: RuleIndex, every_mention: bool = False) -> list[int]:

@@ -15,6 +15,7 @@ and neither are attributes, function arguments, or objects returned from other f
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import Callable, Iterator
 
 PROFILERS = frozenset({"torch.profiler.profile", "torch.profiler.profiler.profile", "torch.autograd.profiler.profile"})
@@ -142,3 +143,27 @@ def scopes_of(tree: ast.Module) -> Iterator[ast.AST]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield node
+
+
+_SCOPES_DONE: "weakref.WeakKeyDictionary[ast.AST, dict[str, set[int]]]" = weakref.WeakKeyDictionary()
+
+
+def element_accesses_once(ctx, call: ast.Call, rule_code: str) -> Iterator[tuple[ast.Attribute, str]]:
+    """``element_accesses`` of the function (or module) holding ``call``, once per scope and rule: each
+    profiler call of a scope triggers the rule, but its events are read only the first time."""
+    scope_node = _enclosing_function(ctx.tree, call)
+    done = _SCOPES_DONE.setdefault(ctx.tree, {}).setdefault(rule_code, set())
+    if id(scope_node) in done:
+        return
+    done.add(id(scope_node))
+    yield from element_accesses(scope_node, lambda expr: ctx.scopes.qualname(expr, ctx.scope))
+
+
+def _enclosing_function(tree: ast.Module, node: ast.AST) -> ast.AST:
+    best: ast.AST = tree
+    for candidate in ast.walk(tree):
+        if isinstance(candidate, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and candidate.lineno <= node.lineno <= (candidate.end_lineno or candidate.lineno) \
+                and (best is tree or candidate.lineno >= best.lineno):
+            best = candidate
+    return best

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import weakref
 
 from torchpatch.rules import _receivers as receivers
 from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule
@@ -22,8 +21,6 @@ MISSING_ON_AVERAGE = {
     "self_cuda_memory_usage": "self_device_memory_usage", "cuda_memory_usage": "device_memory_usage",
 }
 DEPRECATED_ON_AVERAGE = {"cuda_time": "device_time"}
-
-_DONE: "weakref.WeakKeyDictionary[ast.AST, set[int]]" = weakref.WeakKeyDictionary()
 
 
 class ProfilerCudaAttributes(Rule):
@@ -72,13 +69,7 @@ class ProfilerCudaAttributes(Rule):
     ]
 
     def check_call(self, ctx, call, qualname):
-        scope_node = _enclosing_scope(ctx.tree, call)
-        done = _DONE.setdefault(ctx.tree, set())
-        if id(scope_node) in done:
-            return
-        done.add(id(scope_node))
-        resolve = lambda expr: ctx.scopes.qualname(expr, ctx.scope)  # noqa: E731
-        for node, kind in receivers.element_accesses(scope_node, resolve):
+        for node, kind in receivers.element_accesses_once(ctx, call, self.code):
             yield from self._report(ctx, node, kind)
 
     def _report(self, ctx, node: ast.Attribute, kind: str):
@@ -97,12 +88,3 @@ class ProfilerCudaAttributes(Rule):
         fix = Fix(f"Rename to `{new}`", [Edit(end - len(attribute), end, new)], SAFE)
         yield ctx.diagnostic(node, message, fix)
 
-
-def _enclosing_scope(tree: ast.Module, node: ast.AST) -> ast.AST:
-    best: ast.AST = tree
-    for candidate in ast.walk(tree):
-        if isinstance(candidate, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                and candidate.lineno <= node.lineno <= (candidate.end_lineno or candidate.lineno) \
-                and (best is tree or candidate.lineno >= best.lineno):
-            best = candidate
-    return best

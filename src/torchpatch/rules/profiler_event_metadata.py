@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import ast
-import weakref
-
 from torchpatch.rules import _receivers as receivers
 from torchpatch.rules.base import Invalid, Rule, Valid
 from torchpatch.versions import Version, v
@@ -18,8 +15,6 @@ _CHANGES: dict[str, tuple[Version, Version | None, str]] = {
     "metadata_json": (v("2.12"), v("2.15"), "`metadata` (a dict, 2.14+) or `event_metadata` (2.12-2.14)"),
     "event_metadata": (v("2.15"), None, "`metadata` (a dict, 2.14+)"),
 }
-
-_DONE: "weakref.WeakKeyDictionary[ast.AST, set[int]]" = weakref.WeakKeyDictionary()
 
 
 class ProfilerEventMetadata(Rule):
@@ -68,13 +63,7 @@ class ProfilerEventMetadata(Rule):
     ]
 
     def check_call(self, ctx, call, qualname):
-        scope_node = _enclosing_scope(ctx.tree, call)
-        done = _DONE.setdefault(ctx.tree, set())
-        if id(scope_node) in done:
-            return
-        done.add(id(scope_node))
-        resolve = lambda expr: ctx.scopes.qualname(expr, ctx.scope)  # noqa: E731
-        for node, kind in receivers.element_accesses(scope_node, resolve):
+        for node, kind in receivers.element_accesses_once(ctx, call, self.code):
             change = _CHANGES.get(node.attr)
             if kind != receivers.EVENT or change is None:
                 continue
@@ -87,12 +76,3 @@ class ProfilerEventMetadata(Rule):
                 state = f"deprecated since PyTorch {deprecated_in} (FutureWarning)"
             yield ctx.diagnostic(node, f"`FunctionEvent.{node.attr}` is {state}; read {instead}")
 
-
-def _enclosing_scope(tree: ast.Module, node: ast.AST) -> ast.AST:
-    best: ast.AST = tree
-    for candidate in ast.walk(tree):
-        if isinstance(candidate, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                and candidate.lineno <= node.lineno <= (candidate.end_lineno or candidate.lineno) \
-                and (best is tree or candidate.lineno >= best.lineno):
-            best = candidate
-    return best
