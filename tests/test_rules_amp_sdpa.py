@@ -118,6 +118,21 @@ def test_amp_reported_without_fix(lint, code):
     assert "2.4" in findings[0].message
 
 
+@pytest.mark.parametrize("code", [
+    pytest.param("import torch\nscaler: torch.cuda.amp.GradScaler | None = None\n", id="variable"),
+    pytest.param("from typing import Optional\nfrom torch.cuda.amp.grad_scaler import GradScaler\n"
+                 "class Callback:\n    grad_scaler: Optional[GradScaler]\n", id="dataclass-field"),
+])
+def test_gradscaler_in_an_annotation_names_the_base_class(lint, code):
+    # audiocraft 1.3.0 / nerfstudio 1.1.5: an annotation is a type, not a call, so "functools.partial" and
+    # the signature are no advice there; torch.amp.GradScaler (the base class) is.
+    findings = _findings(lint, code, "TP202")
+    assert [f.code for f in findings] == ["TP202"]
+    assert findings[0].fix is None
+    assert "in an annotation use `torch.amp.GradScaler`" in findings[0].message
+    assert "functools.partial" not in findings[0].message
+
+
 def test_amp_import_alone_is_not_reported(lint):
     assert _findings(lint, "from torch.cuda.amp import autocast, GradScaler\n__all__ = ['autocast']\n", "TP202") == []
 

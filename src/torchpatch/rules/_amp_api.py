@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from typing import ClassVar
 
 from torchpatch.rules._call_sites import (
@@ -43,6 +44,13 @@ def watched_names(module: str, apis: tuple[str, ...]) -> frozenset[str]:
     return frozenset(names)
 
 
+def _in_annotation(reference) -> bool:
+    """Whether the watched name sits in the annotation of an annotated assignment (``x: T = ...``)."""
+    statement = reference.statement
+    return isinstance(statement, ast.AnnAssign) and any(
+        inner is reference.node for inner in ast.walk(statement.annotation))
+
+
 class AmpApiRule(Rule):
     """Base class: ``module`` (torch.cuda.amp) and ``device`` ("cuda") are set by the subclass."""
 
@@ -78,6 +86,15 @@ class AmpApiRule(Rule):
         node = reference.node
         if role == DECORATOR and api in ("custom_fwd", "custom_bwd"):
             yield ctx.diagnostic(node, self._message(ctx, api), self._decorator_fix(ctx, node, api))
+            return
+        if api == "GradScaler" and _in_annotation(reference):
+            # A type, not a construction: ``torch.cuda.amp.GradScaler`` subclasses ``torch.amp.GradScaler``
+            # on 2.4-2.15 (torch/cuda/amp/grad_scaler.py), so the base class is the type to name. Not
+            # fixed: dataclasses and CLI parsers read annotations at run time.
+            yield ctx.diagnostic(node, (
+                f"`{self.module}.{api}` is {self.version_phrase(ctx.target)}; in an annotation use "
+                f"`torch.amp.GradScaler` (the old class subclasses it; not fixed automatically: "
+                f"annotations read at run time would change)"))
             return
         tail = " (not fixed automatically here: the new signature differs"
         if api == "GradScaler":
