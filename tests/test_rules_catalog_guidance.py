@@ -383,3 +383,11 @@ def test_changed_default_advice_respects_when_the_parameter_arrived(lint, min_to
 def test_allow_override_is_a_parameter_of_the_installed_torch():
     torch = pytest.importorskip("torch")
     assert "allow_override" in inspect.signature(torch.library.register_fake).parameters
+
+
+def test_changed_default_advice_for_library_impl_below_2_8(lint):
+    result = lint("import torch\ntorch.library.Library.impl(lib, 'foo', f, 'CPU')\n", select=["TP902"],
+                  min_torch="2.4", target="2.15")
+    assert [f.message.split("; ", 1)[1] for f in result.findings] == [
+        "`allow_override=` exists only since PyTorch 2.8 (a TypeError before; your minimum is 2.4): "
+        "pass it behind a version check"]
