@@ -362,3 +362,32 @@ def test_a_mesh_built_without_init_process_group_works_under_compile(monkeypatch
     finally:
         dist.destroy_process_group()
         torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("min_torch, advice", [
+    ("2.4", "`allow_override=` exists only since PyTorch 2.8 (a TypeError before; your minimum is 2.4): "
+            "pass it behind a version check"),
+    ("2.8", "pass it explicitly"),
+])
+def test_changed_default_advice_respects_when_the_parameter_arrived(lint, min_torch, advice):
+    # executorch 1.5.1 (min-torch 2.4): `allow_override=` is in no register_fake signature of the 2.4.1-2.7.1
+    # wheels, so "pass it explicitly" alone would be a TypeError there.
+    code = "import torch\n@torch.library.register_fake('mylib::foo')\ndef _(x):\n    return x\n"
+    result = lint(code, select=["TP902"], min_torch=min_torch, target="2.15")
+    assert [f.message for f in result.findings] == [
+        "the default of `allow_override` in `torch.library.register_fake` changed from `False` to `True` in "
+        f"PyTorch 2.13; {advice}"]
+
+
+@pytest.mark.torch
+def test_allow_override_is_a_parameter_of_the_installed_torch():
+    torch = pytest.importorskip("torch")
+    assert "allow_override" in inspect.signature(torch.library.register_fake).parameters
+
+
+def test_changed_default_advice_for_library_impl_below_2_8(lint):
+    result = lint("import torch\ntorch.library.Library.impl(lib, 'foo', f, 'CPU')\n", select=["TP902"],
+                  min_torch="2.4", target="2.15")
+    assert [f.message.split("; ", 1)[1] for f in result.findings] == [
+        "`allow_override=` exists only since PyTorch 2.8 (a TypeError before; your minimum is 2.4): "
+        "pass it behind a version check"]

@@ -28,6 +28,23 @@ def _fork_rng_forks_no_device(call: ast.Call) -> bool:
         or (type(enabled) is ast.Constant and enabled.value is False)
 
 
+#: (callable, parameter) -> the first release whose signature has the parameter, where that is after 2.4: below
+#: it, passing the value explicitly is a TypeError. `allow_override=` is in neither signature in the 2.4.1-2.7.1
+#: wheels and in both from 2.8.0 (torch/library.py).
+_PARAMETER_SINCE = {
+    ("torch.library.register_fake", "allow_override"): v("2.8"),
+    ("torch.library.Library.impl", "allow_override"): v("2.8"),
+}
+
+
+def _advice(qualname: str, keyword: str, min_torch: Version) -> str:
+    since = _PARAMETER_SINCE.get((qualname, keyword))
+    if since is not None and min_torch < since:
+        return (f"`{keyword}=` exists only since PyTorch {since} (a TypeError before; your minimum is {min_torch}): "
+                f"pass it behind a version check")
+    return "pass it explicitly"
+
+
 #: (callable, parameter) -> when a call makes that parameter's value irrelevant.
 _DEFAULT_UNUSED = {
     ("torch.random.fork_rng", "device_type"): _fork_rng_forks_no_device,
@@ -96,6 +113,7 @@ class ChangedDefault(Rule):
                 release = Version.parse(release_text)
                 if not (ctx.min_torch < release <= ctx.target) or 0 <= position < len(call.args):
                     continue
+                advice = _advice(qualname, keyword, ctx.min_torch)
                 yield ctx.diagnostic(call.func, f"the default of `{keyword}` in `{qualname}` changed from `{old}` "
-                                                f"to `{new}` in PyTorch {release}; pass it explicitly")
+                                                f"to `{new}` in PyTorch {release}; {advice}")
                 break
