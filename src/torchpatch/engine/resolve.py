@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, GuardFacts, module_definitions, old_branch
-from torchpatch.syntax import chain_root
 
 #: Imports from these packages are tracked; everything else is ignored as early as possible.
 TRACKED_ROOTS = frozenset({"torch", "functorch", "torchvision", "torchaudio", "torchao", "torchtext"})

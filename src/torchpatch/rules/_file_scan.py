@@ -71,6 +71,20 @@ def uses_any(ctx, qualnames: frozenset[str]) -> bool:
     return bool(named_uses(ctx, qualnames))
 
 
+def enclosing_def_or_module(ctx, node: ast.AST) -> ast.AST:
+    """The innermost ``def`` holding ``node`` (lambdas do not count), else the module."""
+    parent = ctx.parent_of(node)
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        parent = ctx.parent_of(parent)
+    return ctx.tree if parent is None else parent
+
+
+def defines_function(ctx, name: str) -> bool:
+    """The file defines a function or method called ``name`` (then a call of it may be the file's own)."""
+    return any(type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and node.name == name
+               for node in ast.walk(ctx.tree))
+
+
 def enclosing_function(ctx, node: ast.AST) -> ast.AST | None:
     """The innermost function (or lambda) that holds ``node``, or None at module level."""
     parent = ctx.parent_of(node)

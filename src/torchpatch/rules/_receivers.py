@@ -18,6 +18,8 @@ import ast
 import weakref
 from typing import Callable, Iterator
 
+from torchpatch.rules._file_scan import enclosing_def_or_module
+
 PROFILERS = frozenset({"torch.profiler.profile", "torch.profiler.profiler.profile", "torch.autograd.profiler.profile"})
 EVENT = "torch.autograd.profiler_util.FunctionEvent"
 EVENT_AVG = "torch.autograd.profiler_util.FunctionEventAvg"
@@ -151,19 +153,9 @@ _SCOPES_DONE: "weakref.WeakKeyDictionary[ast.AST, dict[str, set[int]]]" = weakre
 def element_accesses_once(ctx, call: ast.Call, rule_code: str) -> Iterator[tuple[ast.Attribute, str]]:
     """``element_accesses`` of the function (or module) holding ``call``, once per scope and rule: each
     profiler call of a scope triggers the rule, but its events are read only the first time."""
-    scope_node = _enclosing_function(ctx.tree, call)
+    scope_node = enclosing_def_or_module(ctx, call)
     done = _SCOPES_DONE.setdefault(ctx.tree, {}).setdefault(rule_code, set())
     if id(scope_node) in done:
         return
     done.add(id(scope_node))
     yield from element_accesses(scope_node, lambda expr: ctx.scopes.qualname(expr, ctx.scope))
-
-
-def _enclosing_function(tree: ast.Module, node: ast.AST) -> ast.AST:
-    best: ast.AST = tree
-    for candidate in ast.walk(tree):
-        if isinstance(candidate, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                and candidate.lineno <= node.lineno <= (candidate.end_lineno or candidate.lineno) \
-                and (best is tree or candidate.lineno >= best.lineno):
-            best = candidate
-    return best

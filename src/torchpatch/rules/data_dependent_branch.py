@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchpatch.rules._helpers import is_literal, keyword
-from torchpatch.rules.base import Invalid, Rule, Valid
+from torchpatch.rules.base import Invalid, Rule
 from torchpatch.versions import v
 
 _COMPILE = "torch.compile"

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import ast
-
+from torchpatch.rules._file_scan import defines_function
 from torchpatch.rules.base import Invalid, Rule, Valid
 from torchpatch.versions import v
 
@@ -52,8 +51,7 @@ class DcpSynchronizeStaging(Rule):
     ]
 
     def check_method_call(self, ctx, call):
-        if any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == _METHOD
-               for node in ast.walk(ctx.tree)):
+        if defines_function(ctx, _METHOD):
             return
         receiver = ctx.resolves_to(call.func.value)
         if receiver is not None and receiver.split(".")[0] != "torch":

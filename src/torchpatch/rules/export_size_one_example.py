@@ -6,7 +6,7 @@ import ast
 
 from torchpatch.rules._file_scan import enclosing_function
 from torchpatch.rules._helpers import argument, keyword
-from torchpatch.rules.base import Invalid, Rule, Valid
+from torchpatch.rules.base import Invalid, Rule
 from torchpatch.versions import v
 
 _EXPORTS = frozenset({"torch.export.export", "torch.export.export_for_training", "torch.export._trace._export"})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchpatch.rules.base import Invalid, Rule, Valid
+from torchpatch.rules.base import Invalid, Rule
 from torchpatch.versions import v
 
 _PACKAGE = "torch.distributed.optim"

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import ast
 
+from torchpatch.rules._file_scan import enclosing_def_or_module
 from torchpatch.rules._helpers import argument
 from torchpatch.rules._onnx_calls import EXPORT, takes_new_exporter
-from torchpatch.rules.base import Invalid, Rule, Valid
+from torchpatch.rules.base import Invalid, Rule
 from torchpatch.versions import v
 
 _BYTES_IO = "io.BytesIO"
@@ -74,7 +75,7 @@ class OnnxExportBytesio(Rule):
         return isinstance(value, ast.Call) and ctx.resolves_to(value.func) == _BYTES_IO
 
     def _bound_to_bytes_io(self, ctx, call, name: str) -> bool:
-        scope = _enclosing_function(ctx.tree, call)
+        scope = enclosing_def_or_module(ctx, call)
         for node in _walk_own_scope(scope):
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
                 if self._is_bytes_io(ctx, node.value):
@@ -87,14 +88,6 @@ class OnnxExportBytesio(Rule):
         return False
 
 
-def _enclosing_function(tree: ast.Module, node: ast.AST) -> ast.AST:
-    best: ast.AST = tree
-    for candidate in ast.walk(tree):
-        if isinstance(candidate, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                and candidate.lineno <= node.lineno <= (candidate.end_lineno or candidate.lineno) \
-                and (best is tree or candidate.lineno >= best.lineno):
-            best = candidate
-    return best
 
 
 def _walk_own_scope(scope: ast.AST):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchpatch.rules._helpers import argument
-from torchpatch.rules.base import Invalid, Rule, Valid
+from torchpatch.rules.base import Invalid, Rule
 from torchpatch.versions import v
 
 _FLEX = "torch.nn.attention.flex_attention.flex_attention"
