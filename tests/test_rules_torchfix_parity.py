@@ -619,3 +619,11 @@ def test_require_grad_typo_is_silent_and_the_fix_takes_effect():
     non_leaf.require_grad = False
     with pytest.raises(RuntimeError):
         non_leaf.requires_grad = False  # why the fix is unsafe
+
+
+def test_pretrained_message_names_the_torchvision_release_it_was_read_in(lint):
+    """Issue 8 §2: a message names one upper release. torchvision has no release paired with 2.15 (0.29,
+    for 2.14, is the newest on PyPI), so TP600 names the torchvision release whose source still warns."""
+    (finding,) = lint("import torchvision\nm = torchvision.models.resnet50(pretrained=True)\n", select=["TP600"]).findings
+    assert "still warning in torchvision 0.29 (the newest release, paired with PyTorch 2.14)" in finding.message
+    assert "still warning with PyTorch 2.14" not in finding.message

@@ -215,7 +215,8 @@ class TorchvisionPretrained(Rule):
                 node = target = call.args[position]
             if node is None:
                 continue
-            message = (f"`{old}` is deprecated since torchvision 0.13 (PyTorch 1.12), still warning with PyTorch 2.14; "
+            message = (f"`{old}` is deprecated since torchvision 0.13 (PyTorch 1.12), still warning in torchvision 0.29 (the "
+                       f"newest release, paired with PyTorch 2.14); "
                        f"use `{new}=`")
             yield ctx.diagnostic(target, message, self._fix(ctx, call, target, node, new, enum, model))
 
