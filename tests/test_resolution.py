@@ -148,3 +148,13 @@ def test_hasattr_on_other_objects_is_not_a_feature_check(lint):
     assert [f.row for f in lint(code).findings] == [5]
     guarded = code.replace("hasattr(kwargs, 'attention_mask')", "hasattr(torch.serialization, 'safe_globals')")
     assert lint(guarded).findings == []
+
+
+def test_parameter_and_return_annotations_resolve_in_the_enclosing_scope(lint):
+    """A def's annotations are evaluated with its header, where the parameters are not bound yet: a
+    parameter called ``torch`` does not shadow the module in ``x: torch.X`` (they were not looked at before)."""
+    code = ("import torch\n"
+            "def f(torch, x: torch.distributed._tensor.DTensor) -> torch.distributed._tensor.DTensor:\n"
+            "    return torch.distributed._tensor.DTensor\n")
+    findings = lint(code, select=["TP201"]).findings
+    assert [(f.row, f.column) for f in findings] == [(2, 16), (2, 54)]

@@ -122,6 +122,12 @@ def test_amp_reported_without_fix(lint, code):
     pytest.param("import torch\nscaler: torch.cuda.amp.GradScaler | None = None\n", id="variable"),
     pytest.param("from typing import Optional\nfrom torch.cuda.amp.grad_scaler import GradScaler\n"
                  "class Callback:\n    grad_scaler: Optional[GradScaler]\n", id="dataclass-field"),
+    # apex, allennlp, mmagic: a parameter's or a return's annotation was not looked at at all.
+    pytest.param("import torch\ndef step(loss, grad_scaler: torch.cuda.amp.GradScaler = None):\n    pass\n",
+                 id="parameter"),
+    pytest.param("from torch.cuda.amp import GradScaler\nasync def make() -> GradScaler:\n    pass\n", id="return"),
+    pytest.param("import torch\nclass T:\n    def f(self, *, s: 'int | torch.cuda.amp.GradScaler', **kw: torch.cuda.amp.GradScaler):\n"
+                 "        pass\n", id="keyword-only-and-kwargs"),
 ])
 def test_gradscaler_in_an_annotation_names_the_base_class(lint, code):
     # audiocraft 1.3.0 / nerfstudio 1.1.5: an annotation is a type, not a call, so "functools.partial" and

@@ -23,3 +23,11 @@ def chain_root(expr: ast.expr) -> str | None:
     while isinstance(expr, ast.Attribute):
         expr = expr.value
     return expr.id if isinstance(expr, ast.Name) else None
+
+
+def annotations_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    """The parameter and return annotations of a ``def``: evaluated with the header, in the enclosing scope."""
+    arguments = function.args
+    parameters = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+    found = [p.annotation for p in parameters if p is not None and p.annotation is not None]
+    return found + [function.returns] if function.returns is not None else found

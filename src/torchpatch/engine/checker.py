@@ -16,7 +16,7 @@ from torchpatch.engine.source import Locator
 from torchpatch.findings import SAFE, UNSAFE, Diagnostic, Edit, Fix
 from torchpatch.rules._api_db import star_exports
 from torchpatch.rules.base import Rule
-from torchpatch.syntax import chain_root
+from torchpatch.syntax import annotations_of, chain_root
 from torchpatch.versions import Version
 
 
@@ -684,7 +684,8 @@ def _split_statement(node: ast.stmt, scopes: ScopeTree, scope: Scope):
     """(header expressions, nested bodies, the scope of those bodies) of a statement."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         arguments = node.args
-        header = [*node.decorator_list, *arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]
+        header = [*node.decorator_list, *arguments.defaults, *(d for d in arguments.kw_defaults if d is not None),
+                  *annotations_of(node)]
         return header, [node.body], scopes.scope_of.get(id(node), scope)
     if isinstance(node, ast.ClassDef):
         header = [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]

@@ -6,8 +6,8 @@ import ast
 from typing import ClassVar
 
 from torchpatch.rules._call_sites import (
-    CALLEE, DECORATOR, IMPORT, Insertions, has_starred, insert_after_positional, insert_first_argument,
-    positional_to_keywords, reference_role, root_name,
+    CALLEE, DECORATOR, IMPORT, Insertions, has_starred, in_annotation, insert_after_positional,
+    insert_first_argument, positional_to_keywords, reference_role, root_name,
 )
 from torchpatch.rules._helpers import add_keyword, has_double_star, keyword, replace_node
 from torchpatch.rules.base import UNSAFE, Fix, Rule
@@ -42,13 +42,6 @@ def watched_names(module: str, apis: tuple[str, ...]) -> frozenset[str]:
         names.add(f"{module}.{api}")
         names.add(f"{module}.{_DEFINED_IN[api]}.{api}")
     return frozenset(names)
-
-
-def _in_annotation(reference) -> bool:
-    """Whether the watched name sits in the annotation of an annotated assignment (``x: T = ...``)."""
-    statement = reference.statement
-    return isinstance(statement, ast.AnnAssign) and any(
-        inner is reference.node for inner in ast.walk(statement.annotation))
 
 
 class AmpApiRule(Rule):
@@ -87,7 +80,7 @@ class AmpApiRule(Rule):
         if role == DECORATOR and api in ("custom_fwd", "custom_bwd"):
             yield ctx.diagnostic(node, self._message(ctx, api), self._decorator_fix(ctx, node, api))
             return
-        if api == "GradScaler" and _in_annotation(reference):
+        if api == "GradScaler" and in_annotation(reference):
             # A type, not a construction: ``torch.cuda.amp.GradScaler`` subclasses ``torch.amp.GradScaler``
             # on 2.4-2.15 (torch/cuda/amp/grad_scaler.py), so the base class is the type to name. Not
             # fixed: dataclasses and CLI parsers read annotations at run time.

@@ -7,7 +7,7 @@ import re
 
 from torchpatch.rules._helpers import open_paren, has_starred
 from torchpatch.rules.base import Edit
-from torchpatch.syntax import chain_root
+from torchpatch.syntax import annotations_of, chain_root
 
 CALLEE = "callee"  # the function of a call: the call hook handles it
 DECORATOR = "decorator"  # ``@name`` without a call
@@ -49,6 +49,19 @@ def reference_role(reference) -> str:
             if isinstance(inner, ast.Call) and inner.func is node:
                 return CALLEE
     return OTHER
+
+
+def in_annotation(reference) -> bool:
+    """Whether the watched name sits in an annotation: of an annotated assignment (``x: T = ...``), of a
+    parameter or of a return (``def f(x: T) -> T``)."""
+    statement = reference.statement
+    if isinstance(statement, ast.AnnAssign):
+        annotations = [statement.annotation]
+    elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        annotations = annotations_of(statement)
+    else:
+        return False
+    return any(inner is reference.node for annotation in annotations for inner in ast.walk(annotation))
 
 
 def root_name(expr: ast.AST) -> tuple[str, ...]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from torchpatch.rules._call_sites import in_annotation
 from torchpatch.rules.base import Invalid, Rule
 from torchpatch.versions import v
 
@@ -60,6 +61,9 @@ class TypedStorage(Rule):
         # Handling what torch itself still returns (``tensor.storage()`` is a TypedStorage in 2.13) is no use.
         "import torch as th\nif isinstance(obj, th.TypedStorage):\n    pass\n",
         "import torch\nok = isinstance(obj, (torch.storage.TypedStorage, torch.UntypedStorage))\n",
+        # An annotation names the type a callback receives (allennlp's ``map_location`` function).
+        "import torch\ndef to_device(storage: torch.Storage, location) -> torch.Storage:\n    return storage\n",
+        "import torch\nlast: torch.TypedStorage = None\n",
         # lightning fabric/utilities/load.py rebuilds checkpoint storages the way torch.serialization does.
         "from torch.storage import TypedStorage\nstorage = TypedStorage(wrap_storage=uts, dtype=dtype, _internal=True)\n",
     ]
@@ -80,8 +84,9 @@ class TypedStorage(Rule):
                        f"was `TypedStorage`'s private name; use tensors, or `torch.UntypedStorage` (which counts bytes)")
             yield ctx.diagnostic(reference.node, message)
             return
-        if _is_type_test(ctx, reference.node) or _is_internal_construction(ctx, reference.node):
-            return  # torch itself still hands out TypedStorage (``tensor.storage()``): checking for it uses nothing
+        if _is_type_test(ctx, reference.node) or in_annotation(reference) \
+                or _is_internal_construction(ctx, reference.node):
+            return  # torch itself still hands out TypedStorage (``tensor.storage()``): naming its type uses nothing
         name = reference.qualname
         message = (f"`{name}` is a typed storage, deprecated since PyTorch {self.deprecated_in}; use tensors, "
                    f"or `torch.UntypedStorage` (which counts bytes, not elements)")
