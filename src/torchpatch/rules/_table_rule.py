@@ -31,8 +31,9 @@ class TableRule(Rule):
             message += f"; use `{row.new}`"
         if row.note:
             message += f" ({row.note})"
-        if self._blocked(ctx, row):
-            names = ", ".join(f"`{name}`" for name in row.no_fix_with)
+        blocking = self._blocking(ctx, row)
+        if blocking:
+            names = ", ".join(f"`{name}`" for name in blocking)
             message += f"; not fixed automatically: this file also uses {names}, which the move breaks"
         fix = self._fix(ctx, reference, row)
         node = reference.node
@@ -63,9 +64,13 @@ class TableRule(Rule):
                    obsolete_names=obsolete)
 
     @staticmethod
-    def _blocked(ctx, row: ApiChange) -> bool:
-        """A name the fix would break is used in the file (a word match: it only ever withholds a fix)."""
-        return any(re.search(rf"\b{re.escape(name)}\b", ctx.text) for name in row.no_fix_with)
+    def _blocking(ctx, row: ApiChange) -> list[str]:
+        """The names the fix would break that the file uses (a word match: it only ever withholds a fix)."""
+        return [name for name in row.no_fix_with if re.search(rf"\b{re.escape(name)}\b", ctx.text)]
+
+    @classmethod
+    def _blocked(cls, ctx, row: ApiChange) -> bool:
+        return bool(cls._blocking(ctx, row))
 
     def _edits(self, ctx, reference, row: ApiChange) -> list[Edit]:
         if row.kind == "module":

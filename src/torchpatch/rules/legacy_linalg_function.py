@@ -10,7 +10,8 @@ from torchpatch.versions import v
 
 #: Old name -> (the release named in the message, what to use). cholesky/qr/chain_matmul were deprecated by
 #: pytorch#57725/#57745/#57735 (1.9); lu/lu_solve/triangular_solve warn in the 2.4.1 wheel (libtorch_cpu.so
-#: holds "torch.lu is deprecated", ...) and in torch 2.13; svd is deprecated in its docs only.
+#: holds "torch.lu is deprecated", ...) and in torch 2.13; svd is deprecated in its docs only (no such string
+#: for it in the 2.4.1 or 2.15.0 libtorch_cpu.so).
 FUNCTIONS = {
     "torch.cholesky": ("deprecated since PyTorch 1.9 (UserWarning)", "`torch.linalg.cholesky(A, upper=...)`"),
     "torch.qr": ("deprecated since PyTorch 1.9 (UserWarning)", "`torch.linalg.qr(A, mode=...)`"),
@@ -22,7 +23,7 @@ FUNCTIONS = {
     "torch.triangular_solve": ("deprecated (UserWarning in 2.4 through 2.15)",
                                "`torch.linalg.solve_triangular(A, B, upper=...)`: arguments reversed, `upper` has no "
                                "default, and it returns only the solution"),
-    "torch.svd": ("documented as deprecated (no runtime warning in 2.4 through 2.13)",
+    "torch.svd": ("documented as deprecated (no runtime warning in 2.4 through 2.15)",
                   "`torch.linalg.svd(A, full_matrices=not some)`: it returns `Vh`, the conjugate transpose of `V`"),
 }
 
