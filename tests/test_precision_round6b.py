@@ -50,3 +50,12 @@ def test_a_removal_that_warned_first_is_still_reported_in_such_a_try(lint):
     code = code.replace(f"    {row.old}\n", f"    x = {row.old}()\n")
     found = lint(code, target="2.15", min_torch=str(row.deprecated_in)).findings
     assert "TP101" in [f.code for f in found]
+
+
+def test_svd_message_names_the_newest_release(lint):
+    """pytorch3d ops/cameras_alignment.py: `torch.svd` is documented as deprecated with no warning in any
+    release torchpatch knows (the 2.15.0 libtorch has `torch.lu`'s deprecation text, none for svd); the
+    message said "through 2.13"."""
+    [finding] = lint("import torch\nU, S, V = torch.svd(A)\n", target="2.15", min_torch="2.4").findings
+    assert finding.code == "TP251"
+    assert "no runtime warning in 2.4 through 2.15" in finding.message

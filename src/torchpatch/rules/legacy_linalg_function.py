@@ -22,7 +22,7 @@ FUNCTIONS = {
     "torch.triangular_solve": ("deprecated (UserWarning in 2.4 through 2.15)",
                                "`torch.linalg.solve_triangular(A, B, upper=...)`: arguments reversed, `upper` has no "
                                "default, and it returns only the solution"),
-    "torch.svd": ("documented as deprecated (no runtime warning in 2.4 through 2.13)",
+    "torch.svd": ("documented as deprecated (no runtime warning in 2.4 through 2.15)",
                   "`torch.linalg.svd(A, full_matrices=not some)`: it returns `Vh`, the conjugate transpose of `V`"),
 }
 
