@@ -59,3 +59,12 @@ def test_svd_message_names_the_newest_release(lint):
     [finding] = lint("import torch\nU, S, V = torch.svd(A)\n", target="2.15", min_torch="2.4").findings
     assert finding.code == "TP251"
     assert "no runtime warning in 2.4 through 2.15" in finding.message
+
+
+def test_object_collective_message_says_the_new_keyword_defaults_to_false(lint):
+    """detectron2 utils/comm.py: "PyTorch 2.14 added `weights_only=True`" read like torch.load's 2.6 default
+    change; the 2.14.1 and 2.15.0 signatures have ``weights_only: bool = False``."""
+    code = "import torch.distributed as dist\ndist.all_gather_object(out, obj)\n"
+    [finding] = lint(code, target="2.15", min_torch="2.4").findings
+    assert finding.code == "TP310"
+    assert "added `weights_only=` (default `False`" in finding.message
