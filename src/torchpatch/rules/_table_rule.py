@@ -26,6 +26,8 @@ class TableRule(Rule):
             return
         if _imported_by_name(ctx, reference):
             return  # ``from m import old`` is reported (and fixed) at the import; its uses follow it
+        if _absence_tolerated(ctx, reference, row):
+            return
         message = f"`{row.old}` is {row.phrase(ctx.target)}"
         if row.new:
             message += f"; use `{row.new}`"
@@ -153,6 +155,44 @@ def _used_as_a_value(ctx, reference) -> bool:
     if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node in parent.decorator_list:
         return False
     return True
+
+
+#: What catches the error a removal raises: the name's own error, or any exception.
+_CATCH_ANY = frozenset({"Exception", "BaseException"})
+_ABSENT_IMPORT = frozenset({"ImportError", "ModuleNotFoundError"})
+_ABSENT_ATTRIBUTE = frozenset({"AttributeError"})
+
+
+def _absence_tolerated(ctx, reference, row: ApiChange) -> bool:
+    """``try: torch.onnx.enable_log()`` / ``except AttributeError: pass`` (detectron2 02b5c4e2,
+    tests/test_export_onnx.py): a removed name alone in a ``try`` whose handler catches the error its
+    removal raises runs where the name exists and is skipped where it does not, so it breaks nothing.
+    Only for a removal with no deprecation before it (a name that warned first still warns there) and
+    only when the try holds nothing else (more statements would be skipped silently on new releases)."""
+    if row.removed_in is None or row.removed_in > ctx.target:
+        return False
+    if row.deprecated_in is not None and row.deprecated_in < row.removed_in:
+        return False
+    statement = reference.statement
+    holder = ctx.parent_of(statement)
+    if not isinstance(holder, ast.Try) and type(holder).__name__ != "TryStar":
+        return False
+    body = holder.body
+    if not any(s is statement for s in body):
+        return False
+    imports_only = all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in body)
+    if len(body) != 1 and not (reference.in_import and imports_only):
+        return False
+    absent = _ABSENT_IMPORT if reference.in_import else _ABSENT_ATTRIBUTE
+    return any(_catches(handler, absent) for handler in holder.handlers)
+
+
+def _catches(handler: ast.ExceptHandler, errors: frozenset[str]) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    names = {t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "" for t in types}
+    return bool(names & (errors | _CATCH_ANY))
 
 
 def _imported_by_name(ctx, reference) -> bool:

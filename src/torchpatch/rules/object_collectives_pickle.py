@@ -91,7 +91,8 @@ class ObjectCollectivesPickle(Rule):
                 or len(call.args) > WEIGHTS_ONLY_POSITION[function]:
             return  # passed positionally (or maybe, through *args)
         message = (f"`{function}` without `weights_only=` unpickles objects from other ranks with full `pickle` "
-                   f"(code execution if a peer is compromised); PyTorch {self.changed_in} added `weights_only=True`")
+                   f"(code execution if a peer is compromised); PyTorch {self.changed_in} added `weights_only=` "
+                   f"(default `False`; `True` on every rank loads only tensors and allowlisted types)")
         fix = None
         if ctx.min_torch >= self.replacement_since:
             fix = Fix(message="Pass `weights_only=True` (every rank must pass it; objects must be weights-only loadable)",

@@ -18,6 +18,10 @@ class RemovedApi(TableRule):
     The code fails with `AttributeError`, `ImportError` or `ModuleNotFoundError` on the release that
     removed the name. Where the table names a replacement, the fix switches to it; where the
     replacement needs a newer release than your minimum, the fix is marked unsafe.
+
+    A removed name used alone in a `try` whose handler catches the error its removal raises
+    (`try: torch.onnx.enable_log()` / `except AttributeError: pass`) breaks nothing and is not
+    reported, unless a release deprecated it first (then it still warns there).
     """
 
     code = "TP101"
