@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from torchpatch.rules._helpers import add_keyword, has_double_star, has_starred, keyword
 from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule, Valid
+from torchpatch.rules.force_no_weights_only_env import file_sets_force_no_weights_only
 from torchpatch.versions import v
 
 
@@ -35,6 +36,14 @@ class TorchLoadWithoutWeightsOnly(Rule):
     reported at any minimum: its default stays `weights_only=False` on every release, so it unpickles
     with the full pickle module without saying so. `torch.load(*args)` is not reported at a 2.6+
     minimum (whether it passes a pickle module is not known).
+
+    ## In a file that sets `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`
+    Torch 2.6 … 2.15 reads that variable at each load and forces `weights_only=False` when the call
+    leaves it unset, so once the file has set it such a call does not start loading weights-only in 2.6:
+    it unpickles with the full pickle module on every release (2.4 and 2.5 ignore the variable and use
+    their own full-pickle default). The call is still reported, with a message that says so: pass
+    `weights_only=False` where the file is trusted, or `weights_only=True` (the unsafe fix, which the
+    variable then no longer overrides) with allowlisted types. TP447 reports the variable itself.
     """
 
     code = "TP301"
@@ -79,6 +88,10 @@ class TorchLoadWithoutWeightsOnly(Rule):
         Invalid('import pickle\nimport torch\nstate = torch.load(path, "cpu", pickle)\n'),
         Invalid('import torch\nstate = torch.load(*args)\n'),
         Invalid('import pickle\nimport torch\nstate = torch.load("m.pt", pickle_module=pickle)\n', min_torch="2.6"),
+        # The file turns the 2.6 default off: reported with a message that says the call unpickles fully.
+        Invalid('import os\nos.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"\nimport torch\nmodel = torch.load(path)\n',
+                fixed='import os\nos.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"\nimport torch\n'
+                      'model = torch.load(path, weights_only=True)\n'),
     ]
 
     def check_call(self, ctx, call, qualname):
@@ -94,14 +107,20 @@ class TorchLoadWithoutWeightsOnly(Rule):
             return
         if ctx.min_torch >= self.changed_in:
             return  # weights_only=True is the default on every supported release (see the docstring)
-        phrase = (f"the default became `weights_only=True` in PyTorch {self.changed_in}"
-                  f" (full pickle before; your minimum is {ctx.min_torch})")
-        message = f"`torch.load` without `weights_only=`: {phrase}"
+        fix_message = "Pass `weights_only=True` (changes what loads: only tensors and allowlisted types)"
+        if ctx.target >= self.changed_in and file_sets_force_no_weights_only(ctx):
+            # 2.6.0-2.15.0 serialization.py: the variable forces weights_only=False only for an unset argument.
+            message = ("`torch.load` without `weights_only=` in a file that sets `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`: "
+                       f"once it is set, this call unpickles with the full pickle module on every release "
+                       f"(the default before {self.changed_in}, forced by the variable with a warning from "
+                       f"{self.changed_in}); say `weights_only=False` where the file is trusted, or allowlist its "
+                       "types and pass `weights_only=True`")
+            fix_message = ("Pass `weights_only=True` (changes what loads: only tensors and allowlisted types; "
+                           "`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` no longer applies to this call)")
+        else:
+            message = (f"`torch.load` without `weights_only=`: the default became `weights_only=True` in PyTorch "
+                       f"{self.changed_in} (full pickle before; your minimum is {ctx.min_torch})")
         fix = None
         if not has_starred(call):
-            fix = Fix(
-                message="Pass `weights_only=True` (changes what loads: only tensors and allowlisted types)",
-                edits=[add_keyword(ctx, call, "weights_only=True")],
-                applicability=UNSAFE,
-            )
+            fix = Fix(message=fix_message, edits=[add_keyword(ctx, call, "weights_only=True")], applicability=UNSAFE)
         yield ctx.diagnostic(call, message, fix)
