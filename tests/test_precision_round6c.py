@@ -93,3 +93,39 @@ def test_torch_honours_the_variable_for_a_call_without_weights_only(monkeypatch)
     buffer.seek(0)
     with pytest.raises(Exception):
         torch.load(buffer, weights_only=True)  # an explicit argument is not overridden
+
+
+# TP301 with a `pickle_module` and no `weights_only=`: torch keeps weights_only=False with any pickle module
+# (2.4-2.15), and the message said "unpickles with the full pickle module". That is right for `pickle`, `dill`
+# and for parlai 1.7.2's permissive Unpickler, but not for a restricted one (darts' shape, sample5a): there
+# only the module's `find_class` decides. The message now names the custom module's find_class, as TP302's does.
+
+@pytest.mark.parametrize("value", ["_RestrictedPickle", "self.pickle_module", "mypkg.safe_pickle"])
+@pytest.mark.parametrize("form", ["keyword", "positional"])
+def test_tp301_with_a_custom_pickle_module_names_its_find_class(lint, value, form):
+    call = f"torch.load(p, pickle_module={value})" if form == "keyword" else f"torch.load(p, 'cpu', {value})"
+    (finding,) = _tp301(lint, f"import torch\nx = {call}\n")
+    assert "find_class" in finding.message
+    assert "full pickle module" not in finding.message
+    assert finding.fix is None
+
+
+@pytest.mark.parametrize("value", ["pickle", "dill", "pickle.Unpickler"])
+def test_tp301_with_a_full_unpickler_keeps_the_full_pickle_message(lint, value):
+    (finding,) = _tp301(lint, f"import torch, pickle, dill\nx = torch.load(p, pickle_module={value})\n")
+    assert "full pickle module" in finding.message
+
+
+def test_a_project_module_imported_under_the_name_pickle_is_custom(lint):
+    # parlai 1.7.2: `from parlai.utils import pickle` then `torch.load(f, pickle_module=pickle)`.
+    source = "import torch\nfrom mypkg.utils import pickle\nx = torch.load(p, pickle_module=pickle)\n"
+    (finding,) = _tp301(lint, source)
+    assert "custom `pickle_module`" in finding.message
+    result = lint("import torch\nfrom mypkg.utils import pickle\nx = torch.load(p, weights_only=False, pickle_module=pickle)\n")
+    (tp302,) = [f for f in result.findings if f.code == "TP302"]
+    assert "custom `pickle_module`" in tp302.message
+
+
+def test_the_standard_pickle_under_another_name_is_full(lint):
+    (finding,) = _tp301(lint, "import torch\nimport pickle as pkl\nx = torch.load(p, pickle_module=pkl)\n")
+    assert "full pickle module" in finding.message

@@ -5,6 +5,7 @@ from __future__ import annotations
 from torchpatch.rules._helpers import add_keyword, has_double_star, has_starred, keyword
 from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule, Valid
 from torchpatch.rules.force_no_weights_only_env import file_sets_force_no_weights_only
+from torchpatch.rules.torch_load_weights_only_false import is_full_unpickler
 from torchpatch.versions import v
 
 
@@ -25,6 +26,8 @@ class TorchLoadWithoutWeightsOnly(Rule):
     When `pickle_module=` is passed (by keyword or as the third positional argument,
     `torch.load(f, map_location, pickle_module)`), torch keeps `weights_only=False` as the default
     and `weights_only=True` with a pickle module raises; the call is still reported, without a fix.
+    With `pickle`, `dill` or `cloudpickle` the call unpickles with the full pickle module; with a module
+    of the project's own, only that module's `Unpickler.find_class` decides what the file may load.
 
     ## When the minimum torch is 2.6 or newer
     Then a call without `weights_only=` (and without `pickle_module`) already loads weights-only on
@@ -99,10 +102,17 @@ class TorchLoadWithoutWeightsOnly(Rule):
             return
         # load(f, map_location=None, pickle_module=None, *, weights_only=None, ...) in 2.4-2.15; with a
         # pickle_module the default stays False (_default_to_weights_only(pickle_module), 2.6-2.15).
-        with_pickle_module = keyword(call, "pickle_module") is not None or len(call.args) >= 3
-        if with_pickle_module:
-            message = ("`torch.load` with `pickle_module` and no `weights_only=`: it unpickles with the full "
-                       "pickle module on every release (the default stays False with a pickle module, 2.4-2.15)")
+        pickle_keyword = keyword(call, "pickle_module")
+        pickle_module = pickle_keyword.value if pickle_keyword is not None else (
+            call.args[2] if len(call.args) >= 3 else None)
+        if pickle_module is not None:
+            if is_full_unpickler(ctx, pickle_module):
+                message = ("`torch.load` with `pickle_module` and no `weights_only=`: it unpickles with the full "
+                           "pickle module on every release (the default stays False with a pickle module, 2.4-2.15)")
+            else:  # a module of the project's own: its Unpickler may allowlist (TP302 says the same)
+                message = ("`torch.load` with a custom `pickle_module` and no `weights_only=`: the default stays "
+                           "False with a pickle module (2.4-2.15), so only that module's `Unpickler.find_class` "
+                           "keeps a malicious file from running code; make sure it allowlists types")
             yield ctx.diagnostic(call, message)
             return
         if ctx.min_torch >= self.changed_in:
