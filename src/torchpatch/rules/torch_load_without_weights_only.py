@@ -37,7 +37,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
     (2.6.0-2.15.0 `torch/serialization.py`), which some projects rely on for their users' old
     checkpoints (nemo_toolkit's `save_restore_connector.py`). A call with `pickle_module` is still
     reported at any minimum: its default stays `weights_only=False` on every release, so it unpickles
-    with the full pickle module without saying so. `torch.load(*args)` is not reported at a 2.6+
+    with that module, not weights-only, without saying so. `torch.load(*args)` is not reported at a 2.6+
     minimum (whether it passes a pickle module is not known).
 
     ## In a file that sets `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`
