@@ -49,6 +49,11 @@ def _sets_it(value: ast.expr | None) -> bool:
     return True  # a value we cannot read may well be "1"
 
 
+def file_sets_force_no_weights_only(ctx) -> bool:
+    """Whether the file sets `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` to a value torch reads as set (TP301 asks too)."""
+    return _VARIABLE in ctx.text and any(_sets_it(value) for _, value in _variable_settings(ctx))
+
+
 class ForceNoWeightsOnlyEnv(Rule):
     """
     ## What it does

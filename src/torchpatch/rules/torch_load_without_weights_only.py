@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from torchpatch.rules._helpers import add_keyword, has_double_star, has_starred, keyword
 from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule, Valid
+from torchpatch.rules.force_no_weights_only_env import file_sets_force_no_weights_only
+from torchpatch.rules.torch_load_weights_only_false import is_full_unpickler
 from torchpatch.versions import v
 
 
@@ -24,6 +26,8 @@ class TorchLoadWithoutWeightsOnly(Rule):
     When `pickle_module=` is passed (by keyword or as the third positional argument,
     `torch.load(f, map_location, pickle_module)`), torch keeps `weights_only=False` as the default
     and `weights_only=True` with a pickle module raises; the call is still reported, without a fix.
+    With `pickle`, `dill` or `cloudpickle` the call unpickles with the full pickle module; with a module
+    of the project's own, only that module's `Unpickler.find_class` decides what the file may load.
 
     ## When the minimum torch is 2.6 or newer
     Then a call without `weights_only=` (and without `pickle_module`) already loads weights-only on
@@ -33,8 +37,16 @@ class TorchLoadWithoutWeightsOnly(Rule):
     (2.6.0-2.15.0 `torch/serialization.py`), which some projects rely on for their users' old
     checkpoints (nemo_toolkit's `save_restore_connector.py`). A call with `pickle_module` is still
     reported at any minimum: its default stays `weights_only=False` on every release, so it unpickles
-    with the full pickle module without saying so. `torch.load(*args)` is not reported at a 2.6+
+    with that module, not weights-only, without saying so. `torch.load(*args)` is not reported at a 2.6+
     minimum (whether it passes a pickle module is not known).
+
+    ## In a file that sets `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`
+    Torch 2.6 … 2.15 reads that variable at each load and forces `weights_only=False` when the call
+    leaves it unset, so once the file has set it such a call does not start loading weights-only in 2.6:
+    it unpickles with the full pickle module on every release (2.4 and 2.5 ignore the variable and use
+    their own full-pickle default). The call is still reported, with a message that says so: pass
+    `weights_only=False` where the file is trusted, or `weights_only=True` (the unsafe fix, which the
+    variable then no longer overrides) with allowlisted types. TP447 reports the variable itself.
     """
 
     code = "TP301"
@@ -79,6 +91,10 @@ class TorchLoadWithoutWeightsOnly(Rule):
         Invalid('import pickle\nimport torch\nstate = torch.load(path, "cpu", pickle)\n'),
         Invalid('import torch\nstate = torch.load(*args)\n'),
         Invalid('import pickle\nimport torch\nstate = torch.load("m.pt", pickle_module=pickle)\n', min_torch="2.6"),
+        # The file turns the 2.6 default off: reported with a message that says the call unpickles fully.
+        Invalid('import os\nos.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"\nimport torch\nmodel = torch.load(path)\n',
+                fixed='import os\nos.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"\nimport torch\n'
+                      'model = torch.load(path, weights_only=True)\n'),
     ]
 
     def check_call(self, ctx, call, qualname):
@@ -86,22 +102,35 @@ class TorchLoadWithoutWeightsOnly(Rule):
             return
         # load(f, map_location=None, pickle_module=None, *, weights_only=None, ...) in 2.4-2.15; with a
         # pickle_module the default stays False (_default_to_weights_only(pickle_module), 2.6-2.15).
-        with_pickle_module = keyword(call, "pickle_module") is not None or len(call.args) >= 3
-        if with_pickle_module:
-            message = ("`torch.load` with `pickle_module` and no `weights_only=`: it unpickles with the full "
-                       "pickle module on every release (the default stays False with a pickle module, 2.4-2.15)")
+        pickle_keyword = keyword(call, "pickle_module")
+        pickle_module = pickle_keyword.value if pickle_keyword is not None else (
+            call.args[2] if len(call.args) >= 3 else None)
+        if pickle_module is not None:
+            if is_full_unpickler(ctx, pickle_module):
+                message = ("`torch.load` with `pickle_module` and no `weights_only=`: it unpickles with the full "
+                           "pickle module on every release (the default stays False with a pickle module, 2.4-2.15)")
+            else:  # a module of the project's own: its Unpickler may allowlist (TP302 says the same)
+                message = ("`torch.load` with a custom `pickle_module` and no `weights_only=`: the default stays "
+                           "False with a pickle module (2.4-2.15), so only that module's `Unpickler.find_class` "
+                           "keeps a malicious file from running code; make sure it allowlists types")
             yield ctx.diagnostic(call, message)
             return
         if ctx.min_torch >= self.changed_in:
             return  # weights_only=True is the default on every supported release (see the docstring)
-        phrase = (f"the default became `weights_only=True` in PyTorch {self.changed_in}"
-                  f" (full pickle before; your minimum is {ctx.min_torch})")
-        message = f"`torch.load` without `weights_only=`: {phrase}"
+        fix_message = "Pass `weights_only=True` (changes what loads: only tensors and allowlisted types)"
+        if ctx.target >= self.changed_in and file_sets_force_no_weights_only(ctx):
+            # 2.6.0-2.15.0 serialization.py: the variable forces weights_only=False only for an unset argument.
+            message = ("`torch.load` without `weights_only=` in a file that sets `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`: "
+                       f"once it is set, this call unpickles with the full pickle module on every release "
+                       f"(the default before {self.changed_in}, forced by the variable with a warning from "
+                       f"{self.changed_in}); say `weights_only=False` where the file is trusted, or allowlist its "
+                       "types and pass `weights_only=True`")
+            fix_message = ("Pass `weights_only=True` (changes what loads: only tensors and allowlisted types; "
+                           "`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` no longer applies to this call)")
+        else:
+            message = (f"`torch.load` without `weights_only=`: the default became `weights_only=True` in PyTorch "
+                       f"{self.changed_in} (full pickle before; your minimum is {ctx.min_torch})")
         fix = None
         if not has_starred(call):
-            fix = Fix(
-                message="Pass `weights_only=True` (changes what loads: only tensors and allowlisted types)",
-                edits=[add_keyword(ctx, call, "weights_only=True")],
-                applicability=UNSAFE,
-            )
+            fix = Fix(message=fix_message, edits=[add_keyword(ctx, call, "weights_only=True")], applicability=UNSAFE)
         yield ctx.diagnostic(call, message, fix)
