@@ -49,8 +49,12 @@ class TableRule(Rule):
         edits = self._edits(ctx, reference, row)
         if not edits:
             return None
-        applicability = UNSAFE if row.fix == "unsafe" else ctx.applicability(needs=row.replacement_since)
-        note = ctx.needs_note(row.replacement_since)
+        new, needs = row.new, row.replacement_since
+        move = _target_move(reference, row) if row.kind == "module" else None
+        if move is not None:  # a submodule's own new home (``_tensor.device_mesh`` -> ``device_mesh``)
+            new, needs = move.new, move.since or needs
+        applicability = UNSAFE if row.fix == "unsafe" else ctx.applicability(needs=needs)
+        note = ctx.needs_note(needs)
         if applicability != UNSAFE and row.kind != "module" and _used_as_a_value(ctx, reference):
             # `ops = [torch.ger, ...]` (lightning-thunder's op table): the new name is another object
             # (`torch.ger is torch.outer` is False on 2.13), so a table keyed by function changes meaning.
@@ -59,7 +63,7 @@ class TableRule(Rule):
         obsolete = ()
         if not reference.in_import and isinstance(reference.node, (ast.Name, ast.Attribute)):
             obsolete = (chain_root(reference.node),)
-        return Fix(message=f"Replace with `{row.new}`{note}", edits=edits, applicability=applicability,
+        return Fix(message=f"Replace with `{new}`{note}", edits=edits, applicability=applicability,
                    obsolete_names=obsolete)
 
     @staticmethod
@@ -135,6 +139,20 @@ class TableRule(Rule):
             return [Edit(end - len(node.attr), end, move.new.rpartition(".")[2])]
         text, import_edits = ctx.name_for(move.new, move.new)
         return [*import_edits, Edit(ctx.start(node), ctx.end(node), text)]
+
+
+def _target_move(reference, row: ApiChange):
+    """The module move a module row's fix applies to this reference (as ``_module_edits`` picks it)."""
+    statement, node = reference.statement, reference.node
+    if reference.module_node is not None:
+        return row.move_for(statement.module)
+    if isinstance(node, ast.alias):
+        if isinstance(statement, ast.Import):
+            return row.move_for(node.name)
+        if isinstance(statement, ast.ImportFrom):
+            return row.move_for(f"{statement.module}.{node.name}")
+        return None
+    return row.move_for(reference.qualname)
 
 
 def _used_as_a_value(ctx, reference) -> bool:

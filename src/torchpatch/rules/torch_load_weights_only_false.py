@@ -54,7 +54,7 @@ class TorchLoadWeightsOnlyFalse(Rule):
         if argument is None or not is_literal(argument.value, False):
             return
         pickle_module = keyword(call, "pickle_module")
-        if pickle_module is not None and not _is_full_unpickler(pickle_module.value):
+        if pickle_module is not None and not is_full_unpickler(pickle_module.value):
             yield ctx.diagnostic(
                 argument,
                 "`weights_only=False` with a custom `pickle_module`: only that module's "
@@ -75,7 +75,7 @@ class TorchLoadWeightsOnlyFalse(Rule):
 _FULL_UNPICKLERS = frozenset({"pickle", "_pickle", "cPickle", "dill", "cloudpickle", "pickle5", "joblib"})
 
 
-def _is_full_unpickler(node) -> bool:
+def is_full_unpickler(node) -> bool:
     """True for `None` and for `pickle`, `dill`, ... or an attribute of one of them."""
     if is_literal(node, None):
         return True

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from torchpatch.rules._helpers import add_keyword, has_double_star, has_starred, keyword
+from torchpatch.rules._helpers import add_keyword, has_double_star, has_starred, is_literal, keyword
 from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule, Valid
+from torchpatch.rules.torch_load_weights_only_false import is_full_unpickler
 from torchpatch.versions import v
 
 
@@ -24,6 +25,8 @@ class TorchLoadWithoutWeightsOnly(Rule):
     When `pickle_module=` is passed (by keyword or as the third positional argument,
     `torch.load(f, map_location, pickle_module)`), torch keeps `weights_only=False` as the default
     and `weights_only=True` with a pickle module raises; the call is still reported, without a fix.
+    With `pickle`, `dill`, `cloudpickle` (or `None`) the message says it unpickles with the full
+    pickle module; with a module of your own it says that the safety rests on its `find_class`.
 
     ## When the minimum torch is 2.6 or newer
     Then a call without `weights_only=` (and without `pickle_module`) already loads weights-only on
@@ -86,10 +89,18 @@ class TorchLoadWithoutWeightsOnly(Rule):
             return
         # load(f, map_location=None, pickle_module=None, *, weights_only=None, ...) in 2.4-2.15; with a
         # pickle_module the default stays False (_default_to_weights_only(pickle_module), 2.6-2.15).
-        with_pickle_module = keyword(call, "pickle_module") is not None or len(call.args) >= 3
-        if with_pickle_module:
-            message = ("`torch.load` with `pickle_module` and no `weights_only=`: it unpickles with the full "
-                       "pickle module on every release (the default stays False with a pickle module, 2.4-2.15)")
+        pickle_module = keyword(call, "pickle_module")
+        pickle_module = pickle_module.value if pickle_module is not None else call.args[2] if len(call.args) >= 3 else None
+        if pickle_module is not None and not is_literal(pickle_module, None):  # None: torch's default choice
+            if is_full_unpickler(pickle_module):
+                message = ("`torch.load` with `pickle_module` and no `weights_only=`: it unpickles with the full "
+                           "pickle module on every release (the default stays False with a pickle module, 2.4-2.15)")
+            else:
+                # spandrel 0.4.2: a namespace whose Unpickler.find_class allowlists; nothing full-pickles.
+                message = ("`torch.load` with a custom `pickle_module` and no `weights_only=`: the default stays "
+                           "`weights_only=False` with a pickle module (2.4-2.15), so only that module's "
+                           "`Unpickler.find_class` keeps a malicious file from running code; make sure it "
+                           "allowlists types")
             yield ctx.diagnostic(call, message)
             return
         if ctx.min_torch >= self.changed_in:
