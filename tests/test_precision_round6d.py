@@ -82,3 +82,33 @@ def test_dtensor_move_still_needs_2_5(lint):
     (finding,) = _findings(lint, "from torch.distributed._tensor import DTensor\n", "TP201", min_torch="2.4")
     assert finding.fix.message == "Replace with `torch.distributed.tensor` (needs PyTorch >= 2.5; your minimum is 2.4)"
     assert finding.fix.applicability == "unsafe"
+
+
+# -- TP101 under a flag that only an import of a module removed at the same release sets (torchtnt) --
+
+_PROBE = ("import torch\n_EXPORT_UTILS_OK = True\ntry:\n    from torch.ao.quantization.pt2e.export_utils import model_is_exported\n"
+          "except Exception:\n    _EXPORT_UTILS_OK = False\n")
+
+
+@pytest.mark.parametrize("test", ["_EXPORT_UTILS_OK", "_EXPORT_UTILS_OK and model_is_exported(m)"])
+def test_removed_api_under_the_flag_of_a_removed_probe_is_not_reported(lint, test):
+    source = _PROBE + f"def switch(m):\n    if {test}:\n        return torch.ao.quantization.move_exported_model_to_train(m)\n    return m\n"
+    rows = [f.start for f in _findings(lint, source, "TP101")]
+    assert len(rows) == 1  # the probe's own import (gone in 2.11) is still reported
+
+
+@pytest.mark.parametrize("source", [
+    # the else branch runs exactly where the probe failed
+    _PROBE + "def switch(m):\n    if _EXPORT_UTILS_OK:\n        return m\n    else:\n        return torch.ao.quantization.move_exported_model_to_train(m)\n",
+    # ``or`` does not need the flag
+    _PROBE + "def switch(m, x):\n    if _EXPORT_UTILS_OK or x:\n        return torch.ao.quantization.move_exported_model_to_train(m)\n",
+    # the flag is also set elsewhere
+    _PROBE + "def enable():\n    global _EXPORT_UTILS_OK\n    _EXPORT_UTILS_OK = True\n"
+             "def switch(m):\n    if _EXPORT_UTILS_OK:\n        return torch.ao.quantization.move_exported_model_to_train(m)\n",
+    # the probe imports a module that stays (torch.export): it says nothing about the removed name
+    "import torch\n_HAVE = True\ntry:\n    from torch.export import export\nexcept Exception:\n    _HAVE = False\n"
+    "def switch(m):\n    if _HAVE:\n        return torch.ao.quantization.move_exported_model_to_train(m)\n",
+])
+def test_removed_api_without_such_a_probe_is_still_reported(lint, source):
+    messages = [f.message for f in _findings(lint, source, "TP101")]
+    assert any("move_exported_model_to_train" in m for m in messages)
