@@ -22,6 +22,9 @@ or "less" (``headless``, ``force_conversion``, ``layer_3_3`` are no checks):
 - a name whose definition is not visible (imported from the project's own ``utils``/``compat``, or
   an attribute of such a module) only by its name: a torch token (``torch``, ``pt``, ``th``, ``PT20``)
   and a version token (``2_4``, ``ge``, ``greater``, ``at_least``, ``less``...).
+
+torchvision and torchaudio versions count as torch versions (each of their releases pins one torch
+release): ``_TORCHVISION_LESS_THAN_0_13``, ``compare_version("torchvision", operator.le, "0.13.0")``.
 """
 
 from __future__ import annotations
@@ -39,11 +42,14 @@ BOTH = "both"  # a version check whose direction we cannot tell: neither branch 
 #: Exceptions a fallback catches when the new API is missing or has another signature.
 FALLBACK_EXCEPTIONS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "TypeError", "NameError"})
 
-_TORCH_TOKENS = frozenset({"torch", "pt", "th", "pytorch"})
+# torchvision and torchaudio releases pin one torch release each: an old one means an old torch
+# (lightning-bolts 0.7.0: ``if _TORCHVISION_LESS_THAN_0_13: ...(pretrained=...)``).
+_TORCH_TOKENS = frozenset({"torch", "pt", "th", "pytorch", "torchvision", "torchaudio"})
+_TORCH_DISTRIBUTIONS = frozenset({"torch", "torchvision", "torchaudio"})
 _TORCH_NUMBERED = re.compile(r"^(?:torch|pt|th|pytorch)v?\d+$")
 _NEWER_TOKENS = frozenset({"ge", "gt", "gte", "geq", "greater", "least", "newer", "after", "above", "min"})
 _OLDER_TOKENS = frozenset({"lt", "le", "lte", "leq", "less", "older", "before", "below", "lower", "max"})
-_VERSION_NAMES = ("torch.__version__", "torch.version.__version__")
+_VERSION_NAMES = ("torch.__version__", "torch.version.__version__", "torchvision.__version__", "torchaudio.__version__")
 _VALUE_TOKENS = frozenset({"version", "ver", "vers"})
 _REQUIREMENT = re.compile(r"^\s*torch\s*(>=|>|<=|<|==|!=|~=)")
 
@@ -438,7 +444,8 @@ def _call_meaning(call: ast.Call, facts: GuardFacts, depth: int):
         match = _REQUIREMENT.match(text)
         if match:
             return ("atom", _OPERATOR_MEANING.get(match.group(1), _UNKNOWN))
-    about_torch = "torch" in strings or any(_is_version_value(a, facts, depth + 1) for a in call.args)
+    about_torch = not _TORCH_DISTRIBUTIONS.isdisjoint(strings) or any(_is_version_value(a, facts, depth + 1)
+                                                                   for a in call.args)
     role = name_role(name)
     if role is None and not about_torch:
         return None

@@ -26,7 +26,8 @@ class TableRule(Rule):
             return
         if _imported_by_name(ctx, reference):
             return  # ``from m import old`` is reported (and fixed) at the import; its uses follow it
-        if _absence_tolerated(ctx, reference, row):
+        if _absence_tolerated(ctx, reference, row) or (
+                row.removed_in is not None and self._needs_a_module_removed_by_then(ctx, reference, row)):
             return
         message = f"`{row.old}` is {row.phrase(ctx.target)}"
         if row.new:
@@ -45,6 +46,67 @@ class TableRule(Rule):
         else:
             yield ctx.diagnostic(node, message, fix)
 
+    # -- availability flags -------------------------------------------------------------------------
+    def _needs_a_module_removed_by_then(self, ctx, reference, row: ApiChange) -> bool:
+        """The reference runs only under ``if FLAG`` (or ``if FLAG and ...``), where FLAG is a module-level
+        flag that is True only when an import of a torch name this table removes no later than ``row``
+        worked (torchtnt 0.2.4: ``try: from torch.ao.quantization.pt2e.export_utils import ...`` /
+        ``except Exception: _EXPORT_UTILS_AVAIL = False``, then ``torch.ao.quantization.
+        move_exported_model_to_train`` under ``if _EXPORT_UTILS_AVAIL and ...``; both leave in 2.11):
+        on the releases without ``row.old`` the flag is False and the code does not run."""
+        node = reference.node
+        parent = ctx.parent_of(node)
+        while parent is not None:
+            if type(parent) is ast.If and any(node is s for s in parent.body):
+                for flag in _positive_flags(parent.test):
+                    removed = self._probed_removal(ctx.tree, flag)
+                    if removed is not None and removed <= row.removed_in:
+                        return True
+            node, parent = parent, ctx.parent_of(parent)
+        return False
+
+    def _probed_removal(self, module: ast.Module, flag: str):
+        """When ``flag`` is True only after a module-level ``try`` imported a name this table removes
+        (and False in its handler), the release that removes it; else None."""
+        values: list[bool | None] = []  # every module-level assignment of the flag
+        removal = None
+        for statement in module.body:
+            if type(statement) is ast.Try:
+                handler_values = [v for h in statement.handlers for v in _flag_values(h.body, flag)]
+                body_values = _flag_values(statement.body, flag)
+                if handler_values:
+                    if handler_values != [False] * len(handler_values) or set(body_values) - {True}:
+                        return None
+                    removals = [self._removal_of(s) for s in statement.body if type(s) in (ast.Import, ast.ImportFrom)]
+                    removals = [r for r in removals if r is not None]
+                    if removals:
+                        removal = min([*removals, *([removal] if removal is not None else [])])
+                    values += handler_values
+                values += body_values
+            else:
+                values += _flag_values([statement], flag)
+        if removal is None or True not in values or None in values:
+            return None
+        assigned = sum(1 for n in ast.walk(module) if type(n) is ast.Name and n.id == flag and type(n.ctx) is ast.Store)
+        # an assignment anywhere else (a nested block, a function) could set it: not a plain probe
+        return removal if assigned == len(values) else None
+
+    def _removal_of(self, statement: ast.Import | ast.ImportFrom):
+        """The earliest removal (in this table) of what the import statement imports, or None."""
+        if statement.level:
+            return None
+        names = [a.name for a in statement.names] if type(statement) is ast.Import \
+            else [f"{statement.module}.{a.name}" for a in statement.names]
+        found = []
+        for name in names:
+            parts = name.split(".")
+            for end in range(len(parts), 0, -1):
+                row = self.rows.get(".".join(parts[:end]))
+                if row is not None and row.removed_in is not None:
+                    found.append(row.removed_in)
+                    break
+        return min(found) if found else None
+
     # -- fixes ------------------------------------------------------------------------------------
     def _fix(self, ctx, reference, row: ApiChange) -> Fix | None:
         if not row.new or row.fix == "none" or self._blocked(ctx, row):
@@ -52,8 +114,12 @@ class TableRule(Rule):
         edits = self._edits(ctx, reference, row)
         if not edits:
             return None
-        applicability = UNSAFE if row.fix == "unsafe" else ctx.applicability(needs=row.replacement_since)
-        note = ctx.needs_note(row.replacement_since)
+        new, needs = row.new, row.replacement_since
+        move = _target_move(reference, row) if row.kind == "module" else None
+        if move is not None:  # a submodule's own new home (``_tensor.device_mesh`` -> ``device_mesh``)
+            new, needs = move.new, move.since or needs
+        applicability = UNSAFE if row.fix == "unsafe" else ctx.applicability(needs=needs)
+        note = ctx.needs_note(needs)
         if applicability != UNSAFE and row.kind != "module" and _used_as_a_value(ctx, reference):
             # `ops = [torch.ger, ...]` (lightning-thunder's op table): the new name is another object
             # (`torch.ger is torch.outer` is False on 2.13), so a table keyed by function changes meaning.
@@ -62,7 +128,7 @@ class TableRule(Rule):
         obsolete = ()
         if not reference.in_import and isinstance(reference.node, (ast.Name, ast.Attribute)):
             obsolete = (chain_root(reference.node),)
-        return Fix(message=f"Replace with `{row.new}`{note}", edits=edits, applicability=applicability,
+        return Fix(message=f"Replace with `{new}`{note}", edits=edits, applicability=applicability,
                    obsolete_names=obsolete)
 
     @staticmethod
@@ -142,6 +208,41 @@ class TableRule(Rule):
             return [Edit(end - len(node.attr), end, move.new.rpartition(".")[2])]
         text, import_edits = ctx.name_for(move.new, move.new)
         return [*import_edits, Edit(ctx.start(node), ctx.end(node), text)]
+
+
+def _positive_flags(test: ast.expr) -> list[str]:
+    """``if FLAG:`` and ``if FLAG and ...:``: the names whose truth the body needs."""
+    if type(test) is ast.Name:
+        return [test.id]
+    if type(test) is ast.BoolOp and isinstance(test.op, ast.And):
+        return [value.id for value in test.values if type(value) is ast.Name]
+    return []
+
+
+def _flag_values(statements: list[ast.stmt], flag: str) -> list[bool]:
+    """The constants ``flag`` is assigned in these statements (a non-constant assignment: [None])."""
+    values = []
+    for statement in statements:
+        targets = statement.targets if type(statement) is ast.Assign else \
+            [statement.target] if type(statement) is ast.AnnAssign and statement.value is not None else []
+        if any(type(t) is ast.Name and t.id == flag for t in targets):
+            value = statement.value
+            values.append(value.value if type(value) is ast.Constant and type(value.value) is bool else None)
+    return values
+
+
+def _target_move(reference, row: ApiChange):
+    """The module move a module row's fix applies to this reference (as ``_module_edits`` picks it)."""
+    statement, node = reference.statement, reference.node
+    if reference.module_node is not None:
+        return row.move_for(statement.module)
+    if isinstance(node, ast.alias):
+        if isinstance(statement, ast.Import):
+            return row.move_for(node.name)
+        if isinstance(statement, ast.ImportFrom):
+            return row.move_for(f"{statement.module}.{node.name}")
+        return None
+    return row.move_for(reference.qualname)
 
 
 def _used_as_a_value(ctx, reference) -> bool:

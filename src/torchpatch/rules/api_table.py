@@ -29,6 +29,9 @@ class ModuleMove:
     old: str
     new: str
     names: frozenset[str] | None = None
+    #: The oldest release that has ``new`` when it is older than the row's ``replacement_since``
+    #: (``torch.distributed.device_mesh`` is in 2.4, ``torch.distributed.tensor`` only from 2.5).
+    since: Version | None = None
 
     def has_all(self, names) -> bool:
         return self.names is None or all(name in self.names for name in names)
@@ -96,7 +99,8 @@ def api_changes() -> tuple[ApiChange, ...]:
             note=row.get("note", ""), kind=row.get("kind", "name"), fix=row.get("fix", "none"),
             new_module=row.get("new_module"), example=row.get("example"), fixed=row.get("fixed"),
             module_moves=tuple(
-                ModuleMove(move["old"], move["new"], frozenset(move["names"]) if "names" in move else None)
+                ModuleMove(move["old"], move["new"], frozenset(move["names"]) if "names" in move else None,
+                           _version(move.get("since")))
                 for move in row.get("module_move", ())),
             no_fix_with=tuple(row.get("no_fix_with", ())), silent=row.get("silent", False),
         ))

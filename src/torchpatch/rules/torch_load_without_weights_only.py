@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchpatch.rules._helpers import add_keyword, has_double_star, has_starred, keyword
+from torchpatch.rules._helpers import add_keyword, has_double_star, has_starred, is_literal, keyword
 from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule, Valid
 from torchpatch.rules.force_no_weights_only_env import file_sets_force_no_weights_only
 from torchpatch.rules.torch_load_weights_only_false import is_full_unpickler
@@ -28,6 +28,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
     and `weights_only=True` with a pickle module raises; the call is still reported, without a fix.
     With `pickle`, `dill` or `cloudpickle` the call unpickles with the full pickle module; with a module
     of the project's own, only that module's `Unpickler.find_class` decides what the file may load.
+    `pickle_module=None` is torch's own default, the same as leaving it out.
 
     ## When the minimum torch is 2.6 or newer
     Then a call without `weights_only=` (and without `pickle_module`) already loads weights-only on
@@ -105,7 +106,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
         pickle_keyword = keyword(call, "pickle_module")
         pickle_module = pickle_keyword.value if pickle_keyword is not None else (
             call.args[2] if len(call.args) >= 3 else None)
-        if pickle_module is not None:
+        if pickle_module is not None and not is_literal(pickle_module, None):  # None: torch's default choice
             if is_full_unpickler(ctx, pickle_module):
                 message = ("`torch.load` with `pickle_module` and no `weights_only=`: it unpickles with the full "
                            "pickle module on every release (the default stays False with a pickle module, 2.4-2.15)")
