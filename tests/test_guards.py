@@ -101,6 +101,8 @@ def test_a_visible_definition_wins_over_the_name(lint):
     ("_TORCH_GREATER_EQUAL_2_1", "new"), ("torch_version_at_least", "new"), ("TORCH_LESS_THAN_2_1", "old"),
     ("_PT_LT_2", "old"), ("TORCH_VERSION", "value"), ("headless", None), ("layer_3_3", None),
     ("force_conversion", None), ("lossless", None), ("use_version_2", None), ("is_torch_available", None),
+    # PT2E is PyTorch 2 export quantization, not "torch 2 or newer" (round 6d); PT2 alone still is.
+    ("_HAVE_PT2E", None), ("PT2E_AVAILABLE", None), ("isPt2eEnabled", None), ("HAS_PT2", "new"),
 ])
 def test_name_roles(name, role):
     assert name_role(name) == role

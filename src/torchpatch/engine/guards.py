@@ -121,9 +121,15 @@ def operands_on_new_releases(node: ast.BoolOp, facts: "GuardFacts") -> int:
 
 @lru_cache(maxsize=8192)
 def _tokens(name: str) -> tuple[str, ...]:
-    """``TORCH_GE_2_4`` -> [torch, ge, 2, 4]; ``isTorchGreaterOrEqual`` -> [is, torch, greater, or, equal]."""
+    """``TORCH_GE_2_4`` -> [torch, ge, 2, 4]; ``isTorchGreaterOrEqual`` -> [is, torch, greater, or, equal].
+
+    ``PT2E`` stays one token: it names PyTorch 2 export quantization (``_HAVE_PT2E``), not a release."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-    return tuple(token for token in spaced.lower().split("_") if token)
+    tokens = [token for token in spaced.lower().split("_") if token]
+    for index in range(len(tokens) - 1, 0, -1):
+        if tokens[index] == "e" and tokens[index - 1] == "pt2":
+            tokens[index - 1:index + 1] = ["pt2e"]
+    return tuple(tokens)
 
 
 @lru_cache(maxsize=8192)  # asked for the same few names at every if statement of a file
