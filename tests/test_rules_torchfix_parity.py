@@ -627,3 +627,13 @@ def test_pretrained_message_names_the_torchvision_release_it_was_read_in(lint):
     (finding,) = lint("import torchvision\nm = torchvision.models.resnet50(pretrained=True)\n", select=["TP600"]).findings
     assert "still warning in torchvision 0.29 (the newest release, paired with PyTorch 2.14)" in finding.message
     assert "still warning with PyTorch 2.14" not in finding.message
+
+
+def test_logsumexp_message_fits_a_hand_shifted_exponent(lint):
+    """modelscope's retinaface box_utils computes ``log(sum(exp(x - x_max))) + x_max``: "overflows for large
+    x" is false there; the message speaks of the shift instead (a global maximum can underflow a slice)."""
+    shifted = "import torch\ny = torch.log(torch.sum(torch.exp(x - x_max), 1)) + x_max\n"
+    (finding,) = lint(shifted, select=["TP903"]).findings
+    assert "overflows" not in finding.message and "hand-shifted" in finding.message
+    (plain,) = lint("import torch\ny = torch.log(torch.sum(torch.exp(x), 1))\n", select=["TP903"]).findings
+    assert "overflows for large x" in plain.message

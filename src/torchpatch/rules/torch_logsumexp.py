@@ -50,6 +50,9 @@ class TorchLogsumexp(Rule):
                 fixed="import torch\ny = torch.logsumexp(x, 1, keepdim=True)\n"),
         Invalid("import torch as th\ny = th.log(th.sum(th.exp(2.5 + x), dim=-1))\n",
                 fixed="import torch as th\ny = th.logsumexp(2.5 + x, dim=-1)\n"),
+        # Shifted by hand: reported with its own message (no overflow claim); the fix keeps the shift.
+        Invalid("import torch\ny = torch.log(torch.sum(torch.exp(x - x_max), 1, keepdim=True)) + x_max\n",
+                fixed="import torch\ny = torch.logsumexp(x - x_max, 1, keepdim=True) + x_max\n"),
     ]
 
     def check_call(self, ctx, call, qualname):
@@ -73,5 +76,13 @@ class TorchLogsumexp(Rule):
             text = f"{name}({', '.join([ctx.source(inner.args[0]), *rest])})"
             fix = Fix("Replace with `torch.logsumexp`", [*import_edits, Edit(ctx.start(call), ctx.end(call), text)],
                       UNSAFE)
-        yield ctx.diagnostic(call, "`torch.log(torch.sum(torch.exp(x), dim))` overflows for large x; use "
-                                   "`torch.logsumexp(x, dim)` (in every PyTorch release 2.4 through 2.15)", fix)
+        if isinstance(inner.args[0], ast.BinOp) and isinstance(inner.args[0].op, ast.Sub):
+            # ``exp(x - x_max)``: already shifted by hand (modelscope's retinaface box_utils), so "overflows"
+            # would be false; a shift by one global maximum can still underflow whole slices to log(0).
+            message = ("`torch.log(torch.sum(torch.exp(x - m), dim))` is a hand-shifted log-sum-exp; "
+                       "`torch.logsumexp(x, dim)` subtracts each slice's own maximum, so no slice underflows "
+                       "to `-inf` (in every PyTorch release 2.4 through 2.15)")
+        else:
+            message = ("`torch.log(torch.sum(torch.exp(x), dim))` overflows for large x; use "
+                       "`torch.logsumexp(x, dim)` (in every PyTorch release 2.4 through 2.15)")
+        yield ctx.diagnostic(call, message, fix)
