@@ -118,6 +118,9 @@ def test_deprecated_renames_warn_and_the_replacement_is_what_they_call():
         "torch.utils._pytree._is_leaf": lambda: pytree._is_leaf(1),
         "torch.nn.utils.stateless.functional_call": lambda: torch.nn.utils.stateless.functional_call(
             torch.nn.Linear(2, 2), {}, (torch.ones(1, 2),)),
+        "torch.nn.utils.clip_grad_norm": lambda: torch.nn.utils.clip_grad_norm([torch.ones(2, requires_grad=True)], 1.0),
+        "torch.cuda.memory_cached": lambda: torch.cuda.memory_cached(),
+        "torch.cuda.max_memory_cached": lambda: torch.cuda.max_memory_cached(),
     }
     for name, call in calls.items():
         with warnings.catch_warnings(record=True) as caught:
@@ -132,6 +135,11 @@ def test_deprecated_renames_warn_and_the_replacement_is_what_they_call():
     # external_utils.is_compiling is deprecated only under TYPE_CHECKING (no runtime warning); it forwards.
     assert torch._dynamo.external_utils.is_compiling() is torch.compiler.is_compiling()
     assert pytree.tree_is_leaf(1) is True
+    grad = [torch.ones(2, requires_grad=True)]
+    grad[0].grad = torch.full((2,), 3.0)
+    old_norm = torch.nn.utils.clip_grad_norm(grad, 1.0)
+    grad[0].grad = torch.full((2,), 3.0)
+    assert torch.equal(old_norm, torch.nn.utils.clip_grad_norm_(grad, 1.0))
     assert isinstance(torch._dynamo.config.get_config_copy(), dict)
     out = torch.func.functional_call(torch.nn.Linear(2, 2), {}, (torch.ones(1, 2),))
     assert out.shape == (1, 2)

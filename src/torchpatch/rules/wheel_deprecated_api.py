@@ -51,7 +51,7 @@ class WheelDeprecatedApi(Rule):
         "import torch\nok = isinstance(m, torch.nn.Container)\n",
     ]
     INVALID = [
-        Invalid("import torch\ntorch.cuda.memory_cached()\n", target_torch="2.15"),
+        Invalid("import torch\nj = torch.autograd.gradcheck.get_numerical_jacobian(fn, inputs)\n", target_torch="2.15"),
         Invalid("from torch.cuda import graph_annotations\ngraph_annotations.clear_kernel_annotations()\n",
                 target_torch="2.15"),
         Invalid("import torch\nloss = torch.nn.NLLLoss2d()\n"),
