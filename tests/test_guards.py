@@ -199,17 +199,17 @@ def test_a_local_version_compared_with_an_imported_version_constant_is_compatibi
 
 def test_a_keyword_bound_of_a_torch_version_helper_is_a_version_check(lint):
     # deepspeed 0.19.8 runtime/fp16/fused_optimizer.py: ``if required_torch_version(max_version=0.4):``
-    # keeps ``torch.nn.utils.clip_grad_norm`` (deprecated) for torch 0.4 only.
+    # keeps ``torch.nn.utils.clip_grad_norm`` (deprecated; an API-table rename, TP201) for torch 0.4 only.
     code = ("import torch\nfrom deepspeed.utils.torch import required_torch_version\n"
             "if required_torch_version(max_version=0.4):\n    clip = torch.nn.utils.clip_grad_norm\n"
             "else:\n    clip = torch.nn.utils.clip_grad_norm_\n")
-    assert rows(lint, code, select=["TP206"]) == []
+    assert rows(lint, code, select=["TP201"]) == []
     newer = code.replace("max_version=0.4", "min_version=2.1")
-    assert rows(lint, newer, select=["TP206"]) == [4]  # the body is the new branch: still checked
+    assert rows(lint, newer, select=["TP201"]) == [4]  # the body is the new branch: still checked
     both = code.replace("max_version=0.4", "min_version=0.3, max_version=0.4")
-    assert rows(lint, both, select=["TP206"]) == []  # a range: neither branch is reported
+    assert rows(lint, both, select=["TP201"]) == []  # a range: neither branch is reported
     other = code.replace("required_torch_version(max_version=0.4)", "check_limits(max_version=0.4)")
-    assert rows(lint, other, select=["TP206"]) == [4]  # no torch in the helper's name: no check
+    assert rows(lint, other, select=["TP201"]) == [4]  # no torch in the helper's name: no check
 
 
 def test_a_parameter_probe_of_a_torch_callable_is_compatibility_code(lint):
