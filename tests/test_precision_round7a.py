@@ -68,3 +68,11 @@ def test_vulnerable_pin_with_a_local_label_is_reported(lint, text):
 
 def test_fixed_pin_with_a_local_label_is_not_reported(lint):
     assert _findings(lint, "torch==2.10.0+cu126\n", "TP304", name="requirements.txt") == []
+
+
+def test_min_torch_from_a_pin_with_a_local_label(tmp_path):
+    from torchpatch.engine.config import min_torch_from_pins
+
+    (tmp_path / "requirements.txt").write_text("numpy\ntorch==2.7.1+cu118\n", encoding="utf-8")
+    version, where = min_torch_from_pins(tmp_path)
+    assert str(version) == "2.7" and where == "requirements.txt"
