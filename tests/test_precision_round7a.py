@@ -76,3 +76,13 @@ def test_min_torch_from_a_pin_with_a_local_label(tmp_path):
     (tmp_path / "requirements.txt").write_text("numpy\ntorch==2.7.1+cu118\n", encoding="utf-8")
     version, where = min_torch_from_pins(tmp_path)
     assert str(version) == "2.7" and where == "requirements.txt"
+
+
+# -- a fix lists each edit once (Mask2Former demo_video/demo.py: `import torch` was listed twice) ------
+
+def test_fix_lists_the_import_it_adds_once(lint):
+    source = ("import os\nfrom torch.cuda.amp import autocast\n\n"
+              "def run(model, frames):\n    with autocast():\n        return model(frames)\n")
+    [finding] = _findings(lint, source, "TP202")
+    edits = [(edit.start, edit.end, edit.content) for edit in finding.fix.edits]
+    assert len(edits) == len(set(edits)), edits
