@@ -35,6 +35,11 @@ class Fix:
     # Names the fix stopped using: their imports are removed afterwards if nothing else uses them.
     obsolete_names: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        # Two parts of one fix may plan the same import: apply_edits applies equal edits once, so the fix
+        # lists them once too (JSON and editor clients apply what is listed).
+        self.edits = list(dict.fromkeys(self.edits))
+
 
 @dataclass
 class Diagnostic:

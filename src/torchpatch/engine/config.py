@@ -142,8 +142,11 @@ def min_torch_from_pins(root: Path) -> tuple[Version, str] | None:
 def _oldest_release_allowed(pins: list[tuple["SpecifierSet", str]]) -> Version:
     from packaging.version import Version as PackagingVersion
 
+    # ``torch==2.7.1+cu118`` (a CUDA build's local label) matches only versions that carry the label.
+    labels = [""] + sorted({f"+{spec.version.partition('+')[2]}" for specifier, _ in pins for spec in specifier
+                            if "+" in spec.version})
     for release in KNOWN_RELEASES:
-        candidates = [PackagingVersion(f"{release}.{patch}") for patch in range(0, 10)]
+        candidates = [PackagingVersion(f"{release}.{patch}{label}") for patch in range(0, 10) for label in labels]
         if any(all(spec.contains(c, prereleases=True) for spec, _ in pins) for c in candidates):
             return release
     # Pins that allow none of the known releases (e.g. torch<2.4): the oldest we know is the best answer.

@@ -51,6 +51,12 @@ def reference_role(reference) -> str:
     return OTHER
 
 
+def is_assignment_target(reference) -> bool:
+    """Whether the watched name is what an assignment or ``del`` stores to (``torch.cuda.f = g``): the
+    statement replaces torch's object and does not use it."""
+    return isinstance(getattr(reference.node, "ctx", None), (ast.Store, ast.Del))
+
+
 def in_annotation(reference) -> bool:
     """Whether the watched name sits in an annotation: of an annotated assignment (``x: T = ...``), of a
     parameter or of a return (``def f(x: T) -> T``)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchpatch.rules._call_sites import CALLEE, IMPORT, reference_role, root_name
+from torchpatch.rules._call_sites import CALLEE, IMPORT, is_assignment_target, reference_role, root_name
 from torchpatch.rules._helpers import has_star_args, literal
 from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule
 from torchpatch.versions import v
@@ -62,6 +62,8 @@ class SdpKernel(Rule):
         'import torch\nwith torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.FLASH_ATTENTION):\n    pass\n',
         'import torch\ntorch.backends.cuda.enable_flash_sdp(False)\n',
         'import torch\nclass Backends:\n    def sdp_kernel(self, **flags):\n        return flags\nwith Backends().sdp_kernel(enable_math=False):\n    pass\n',
+        # Replacing torch's context manager (a monkeypatch) does not use it.
+        'import torch\nimport contextlib\ntorch.backends.cuda.sdp_kernel = contextlib.nullcontext\n',
     ]
     INVALID = [
         Invalid('import torch\nwith torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False, enable_mem_efficient=False):\n'
@@ -97,8 +99,8 @@ class SdpKernel(Rule):
         yield ctx.diagnostic(call.func, message, fix)
 
     def check_reference(self, ctx, reference):
-        if reference_role(reference) in (CALLEE, IMPORT):
-            return
+        if reference_role(reference) in (CALLEE, IMPORT) or is_assignment_target(reference):
+            return  # assigning to the name replaces torch's context manager: the old one is not used there
         yield ctx.diagnostic(
             reference.node,
             f"`torch.backends.cuda.sdp_kernel` is {self.version_phrase(ctx.target)}; use "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchpatch.rules._helpers import has_double_star, keyword, literal, replace_node
-from torchpatch.rules.base import SAFE, Fix, Invalid, Rule
+from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 #: model (relative to torchvision.models) -> (weights for pretrained=True, weights_backbone for
@@ -138,6 +138,18 @@ def _qualnames() -> dict[str, str]:
 QUALNAMES = _qualnames()
 
 
+def _is_weights_value(node: ast.AST) -> bool:
+    """Whether a first positional argument is a weights value, not a legacy ``pretrained`` flag: an enum member
+    (``ResNet50_Weights.DEFAULT``, the class named ``*_Weights``), a weights name string or ``None``."""
+    if type(node) is ast.Constant:
+        return node.value is None or isinstance(node.value, str)
+    if type(node) is ast.Attribute:
+        owner = node.value
+        name = owner.attr if type(owner) is ast.Attribute else owner.id if type(owner) is ast.Name else ""
+        return name.endswith("_Weights")
+    return False
+
+
 def _literal_bool(node: ast.AST) -> bool | None:
     try:
         value = literal(node)
@@ -158,7 +170,9 @@ class TorchvisionPretrained(Rule):
     torchvision 0.13 (released with PyTorch 1.12) replaced the boolean flags with weight enums:
     "The parameter 'pretrained' is deprecated since 0.13 and may be removed in the future, please
     use 'weights' instead" (a `UserWarning`, still in torchvision 0.19 and 0.29, the releases paired
-    with PyTorch 2.4 and 2.14). Passing the flag by position is deprecated as well.
+    with PyTorch 2.4 and 2.14). Passing the flag by position is deprecated as well, and so is passing
+    the new weights by position (`vgg16(VGG16_Weights.IMAGENET1K_V1)`: torchvision maps the first
+    positional argument to `weights` and warns); the fix for that one only adds `weights=`.
 
     The decorator that keeps the old flags working maps `pretrained=True` to one specific enum
     member (for `resnet50`, `ResNet50_Weights.IMAGENET1K_V1`, not the newer `DEFAULT`), and
@@ -200,6 +214,10 @@ class TorchvisionPretrained(Rule):
                 fixed="from torchvision.models import detection\n"
                       "model = detection.fasterrcnn_resnet50_fpn(weights=None, weights_backbone=None)\n"),
         Invalid("import torchvision.models as models\nmodel = models.resnet18(pretrained=args.pretrained)\n"),
+        # A weights enum by position is deprecated too, as `weights` (not `pretrained`); the keyword keeps it.
+        Invalid("import torchvision\nmodel = torchvision.models.vgg16(torchvision.models.VGG16_Weights.IMAGENET1K_V1)\n",
+                fixed="import torchvision\n"
+                      "model = torchvision.models.vgg16(weights=torchvision.models.VGG16_Weights.IMAGENET1K_V1)\n"),
     ]
 
     def check_call(self, ctx, call, qualname):
@@ -215,10 +233,27 @@ class TorchvisionPretrained(Rule):
                 node = target = call.args[position]
             if node is None:
                 continue
+            if target is node and _is_weights_value(node):
+                yield ctx.diagnostic(node, self._weights_by_position_message(), self._keyword_fix(ctx, call, node))
+                continue
             message = (f"`{old}` is deprecated since torchvision 0.13 (PyTorch 1.12), still warning in torchvision 0.29 (the "
                        f"newest release, paired with PyTorch 2.14); "
                        f"use `{new}=`")
             yield ctx.diagnostic(target, message, self._fix(ctx, call, target, node, new, enum, model))
+
+    @staticmethod
+    def _weights_by_position_message() -> str:
+        # torchvision's ``kwonly_to_pos_or_kw`` maps the first positional argument to ``weights`` and warns
+        # "Using 'weights' as positional parameter(s) is deprecated since 0.13" (0.29.2 models/_utils.py).
+        return ("the weights passed by position are deprecated since torchvision 0.13 (PyTorch 1.12), still warning in "
+                "torchvision 0.29 (the newest release, paired with PyTorch 2.14); pass them as `weights=`")
+
+    @staticmethod
+    def _keyword_fix(ctx, call, node):
+        if len(call.args) > 1:
+            return None  # a keyword cannot stand before the positional arguments that follow it
+        return Fix(message="Pass them as `weights=` (the parameter torchvision maps the first positional argument to)",
+                   edits=[Edit(ctx.start(node), ctx.start(node), "weights=")], applicability=SAFE)
 
     def _fix(self, ctx, call, target, node, new, enum, model):
         value = _literal_bool(node)

@@ -60,6 +60,8 @@ class VulnerableTorchPin(Rule):
         Invalid("[options]\ninstall_requires =\n    torch~=2.4.0\n", filename="setup.cfg"),
         Invalid("torch<2.10\n", filename="constraints.txt"),
         Invalid("torch==1.13.1 --hash=sha256:0123  # old\n", filename="requirements-lock.txt"),
+        # A local version label (the CUDA build) does not hide the release.
+        Invalid("torch==2.7.1+cu118\n", filename="requirements.txt"),
     ]
 
     def check_requirement(self, ctx, requirement):
@@ -70,7 +72,13 @@ class VulnerableTorchPin(Rule):
 
         from torchpatch.platform_facts import cves
 
-        allowed = [candidate for candidate in _candidates() if specifier.contains(candidate, prereleases=True)]
+        # ``torch==2.7.1+cu118`` (a local label, as uv and pip-compile write for the CUDA index) matches only
+        # versions that carry the label: try each candidate with the labels the pin names as well.
+        labels = {spec.version.partition("+")[2] for spec in specifier if "+" in spec.version}
+        allowed = [candidate for candidate in _candidates()
+                   if specifier.contains(candidate, prereleases=True)
+                   or any(specifier.contains(PackagingVersion(f"{candidate}+{label}"), prereleases=True)
+                          for label in labels)]
         if not allowed:
             return
         newest = max(allowed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchpatch.rules import _api_db
+from torchpatch.rules._call_sites import is_assignment_target
 from torchpatch.rules._wheel_rules import LazyNames, covered, shorten
 from torchpatch.rules.base import Invalid, Rule, Valid
 from torchpatch.versions import v
@@ -49,6 +50,8 @@ class WheelDeprecatedApi(Rule):
               target_torch="2.14"),
         # A class warns when instantiated, not when checked against or imported.
         "import torch\nok = isinstance(m, torch.nn.Container)\n",
+        # Assigning to the name replaces torch's function (a monkeypatch for other callers): not a use.
+        "import torch\ntorch.cuda.memory_cached = torch.cuda.memory_reserved\n",
     ]
     INVALID = [
         Invalid("import torch\nj = torch.autograd.gradcheck.get_numerical_jacobian(fn, inputs)\n", target_torch="2.15"),
@@ -63,6 +66,8 @@ class WheelDeprecatedApi(Rule):
             return
         if (deprecation.kind == "module") != reference.in_import:
             return  # a module warns when imported; a function or class when it is used, not imported
+        if is_assignment_target(reference):
+            return  # ``torch.x = f`` replaces torch's function (a monkeypatch): nothing deprecated runs there
         if deprecation.kind == "class" and not _is_called(ctx, reference.node):
             return  # a class warns when instantiated: isinstance checks, subclasses and imports do not
         message = (f"`{deprecation.qualname}` is deprecated since PyTorch {deprecation.deprecated_in} (or earlier): "
