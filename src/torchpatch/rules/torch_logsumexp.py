@@ -9,6 +9,34 @@ from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 
+def _assigned_value(ctx, name: ast.Name) -> ast.expr | None:
+    """The value of the one plain assignment to ``name`` in the function (or module) around it."""
+    scope = ctx.parent_of(name)
+    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        scope = ctx.parent_of(scope)
+    if scope is None:
+        return None
+    values = [node.value for node in ast.walk(scope) if isinstance(node, ast.Assign)
+              and any(isinstance(t, ast.Name) and t.id == name.id for t in node.targets)]
+    binds = [node for node in ast.walk(scope) if isinstance(node, ast.Name) and node.id == name.id
+             and isinstance(node.ctx, ast.Store)]
+    return values[0] if len(values) == 1 and len(binds) == 1 else None
+
+
+def _adds_back_its_shift(ctx, call: ast.Call, exp_argument: ast.expr) -> bool:
+    """``m + log(sum(exp(x - m)))`` (or the shifted value held in a local name): the stable
+    log-sum-exp written out, the form `torch.logsumexp` computes itself; exp does not overflow there
+    when ``m`` is the maximum, so the finding's claim would be wrong."""
+    shifted = _assigned_value(ctx, exp_argument) if isinstance(exp_argument, ast.Name) else exp_argument
+    if not (isinstance(shifted, ast.BinOp) and isinstance(shifted.op, ast.Sub)):
+        return False
+    total = ctx.parent_of(call)
+    if not (isinstance(total, ast.BinOp) and isinstance(total.op, ast.Add)):
+        return False
+    other = total.right if total.left is call else total.left
+    return ast.dump(other) == ast.dump(shifted.right)
+
+
 class TorchLogsumexp(Rule):
     """
     ## What it does
@@ -21,6 +49,8 @@ class TorchLogsumexp(Rule):
     `torch.exp(x)` overflows to `inf` for `x` above about 88 in float32 (and underflows to 0 for very
     negative `x`), so the composed expression returns `inf` or `-inf` where the true value is finite;
     `torch.logsumexp` subtracts the maximum first. It exists in every release 2.4 … 2.15.
+    The stable form written out, `m + torch.log(torch.sum(torch.exp(x - m), dim))` (the shifted
+    value may be a local name), is not flagged: it does not overflow when `m` is the maximum.
 
     The fix is unsafe only because the values change in the last bits (and become finite where the
     composed form overflowed).
@@ -44,6 +74,7 @@ class TorchLogsumexp(Rule):
         "import torch\ny = torch.log(torch.sum(torch.exp(x), dim=None, keepdim=True))\n",
         "import torch\ny = torch.log(torch.sum(torch.exp(x)))\n",
         "import torch\nimport numpy as np\ny = torch.log(np.sum(np.exp(x), 1))\n",
+        "import torch\ny = m + torch.log(torch.sum(torch.exp(x - m), 1))\n",
     ]
     INVALID = [
         Invalid("import torch\ny = torch.log(torch.sum(torch.exp(x), 1, keepdim=True))\n",
@@ -65,6 +96,8 @@ class TorchLogsumexp(Rule):
             return
         dim = argument(total, "dim", 1)
         if dim is None or isinstance(dim[1], ast.Constant) and dim[1].value is None:
+            return
+        if _adds_back_its_shift(ctx, call, inner.args[0]):
             return
         fix = None
         if all(k.arg in ("dim", "keepdim") for k in total.keywords) and len(total.args) <= 3:
