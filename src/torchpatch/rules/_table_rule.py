@@ -24,6 +24,10 @@ class TableRule(Rule):
         row = self.rows.get(reference.qualname)
         if row is None or row.since > ctx.target:
             return
+        if isinstance(getattr(reference.node, "ctx", None), (ast.Store, ast.Del)):
+            # ``torch.distributed.reduce_scatter_tensor = wrapper`` (xtuner 0.2.0's MLU patch) replaces the
+            # name: nothing old runs or warns there, and renaming the target would move the patch
+            return
         if _imported_by_name(ctx, reference):
             return  # ``from m import old`` is reported (and fixed) at the import; its uses follow it
         if _absence_tolerated(ctx, reference, row) or (
