@@ -11,7 +11,9 @@ class DeprecatedApi(TableRule):
     """
     ## What it does
     Flags uses and imports of deprecated PyTorch functions, classes and modules that still exist, as
-    listed in the API table (`src/torchpatch/rules/data/api_changes.toml`).
+    listed in the API table (`src/torchpatch/rules/data/api_changes.toml`). Assigning to the name
+    (`torch.distributed.reduce_scatter_tensor = wrapper`, a patch) or deleting it is not a use and is
+    not reported.
 
     ## Why is this bad?
     Deprecated names warn at run time and are removed in a later release; their replacements are

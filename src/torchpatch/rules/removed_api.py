@@ -12,7 +12,8 @@ class RemovedApi(TableRule):
     ## What it does
     Flags uses and imports of PyTorch functions, classes and modules that a release removed, as listed
     in the API table (`src/torchpatch/rules/data/api_changes.toml`, one row per name with its versions
-    and the wheels that show it).
+    and the wheels that show it). Assigning to the name (a polyfill, `torch.onnx.enable_log = ...`) or
+    deleting it is not a use and is not reported.
 
     ## Why is this bad?
     The code fails with `AttributeError`, `ImportError` or `ModuleNotFoundError` on the release that
