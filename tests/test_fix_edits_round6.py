@@ -1,0 +1,173 @@
+"""Minimal, complete fix edits (issue 8 §3, "Minimal edits"), each case a shape read on real code
+(detectron2, pytorch3d): the JSON ``fix.edits`` taken together are exactly what ``--fix`` writes, an
+import removal leaves no stray blank line, and a removed keyword never takes a user's comment along."""
+
+from __future__ import annotations
+
+import pytest
+
+from torchpatch.engine import linter
+from torchpatch.engine.source import Locator
+from torchpatch.output.formats import finding_json
+from torchpatch.rules import all_rules
+from torchpatch.rules.base import Invalid, example_code, example_filename
+
+
+def _fix(lint, code, unsafe=False, **options):
+    result = lint(code, fix=True, unsafe_fixes=unsafe, **options)
+    assert result.error is None, result.error
+    return result
+
+
+def _apply_json_edits(text: str, edits: list[dict]) -> str:
+    """What a JSON consumer does: the union of the edits (an edit two findings share counts once), applied."""
+    locator = Locator(text)
+    spans = {(locator.offset(e["location"]["row"], e["location"]["column"] - 1),
+              locator.offset(e["end_location"]["row"], e["end_location"]["column"] - 1), e["content"]) for e in edits}
+    ordered = sorted(spans, key=lambda span: (span[0], span[1]))
+    for (_, end, _), (start, _, _) in zip(ordered, ordered[1:]):
+        assert end <= start, f"overlapping edits in the JSON: {ordered}"
+    for start, end, content in reversed(ordered):
+        text = text[:start] + content + text[end:]
+    return text
+
+
+def _json_union_matches_one_fix_pass(lint, monkeypatch, code: str, name: str = "snippet.py", **options) -> bool:
+    """For safe-only and for unsafe fixes: the union of the JSON edits equals what one ``--fix`` pass writes.
+    False when the fixes overlap (then ``--fix`` needs several passes and the comparison says nothing)."""
+    checked = lint(code, name=name, **options)
+    assert checked.error is None, checked.error
+    with_fixes = [f for f in checked.findings if f.fix is not None]
+    if not with_fixes:
+        return False
+    entries = [(f.fix.applicability, finding_json(f, checked)["fix"]["edits"]) for f in with_fixes]
+    diagnostics = [linter.Diagnostic(f.code, f.name, f.message, f.start, f.end, f.fix) for f in with_fixes]
+    if len(linter.select_fixes(diagnostics)) != len(diagnostics):
+        return False
+    monkeypatch.setattr(linter, "_MAX_FIX_ROUNDS", 1)
+    for unsafe in (False, True):
+        wanted = [e for applicability, edits in entries if unsafe or applicability == "safe" for e in edits]
+        fixed = lint(code, name=name, fix=True, unsafe_fixes=unsafe, **options).fixed_text
+        assert _apply_json_edits(code, wanted) == fixed, f"unsafe={unsafe}"
+    return True
+
+
+def _fixed_examples():
+    for rule in all_rules():
+        for number, example in enumerate(rule.INVALID):
+            if isinstance(example, Invalid) and example.fixed and example_filename(example).endswith(".py"):
+                options = {"select": ["ALL"]}
+                if example.min_torch:
+                    options["min_torch"] = example.min_torch
+                if example.target_torch:
+                    options["target"] = example.target_torch
+                yield pytest.param(example_code(example), options, id=f"{rule.code}-{number}")
+
+
+# -- 1. the JSON edits, taken together, are what --fix writes ---------------------------------------
+
+#: detectron2 tests/layers/test_blocks.py and tests/modeling/test_model_e2e.py: one local import, two uses.
+LOCAL_IMPORT_TWO_USES = (
+    "import torch\n\n\nclass T:\n    def test_fp16(self):\n        from torch.cuda.amp import autocast\n\n"
+    "        x = torch.ones(1)\n        with autocast():\n            y = x + 1\n\n        with autocast():\n"
+    "            y = x + 2\n        return y\n")
+
+
+def test_json_edits_remove_an_import_that_only_two_fixes_together_leave_unused(lint, monkeypatch, tmp_path, capsys):
+    assert _json_union_matches_one_fix_pass(lint, monkeypatch, LOCAL_IMPORT_TWO_USES)
+    fixed = _fix(lint, LOCAL_IMPORT_TWO_USES).fixed_text
+    assert "from torch.cuda.amp" not in fixed
+
+
+def test_the_shared_removal_is_in_one_finding_only_and_no_single_fix_applies_it(tmp_path, capsys):
+    import json
+
+    from torchpatch.frontends.cli import main
+    path = tmp_path / "m.py"
+    path.write_text(LOCAL_IMPORT_TWO_USES)
+    assert main(["check", "--isolated", "--output-format", "json", str(path)]) == 1
+    findings = json.loads(capsys.readouterr().out)
+    removal = {"content": "", "location": {"row": 6, "column": 1}, "end_location": {"row": 8, "column": 1}}
+    assert [removal in f["fix"]["edits"] for f in findings] == [False, True]
+    # A single finding's own fix (what an editor's quick fix applies) keeps the import the other use needs.
+    from torchpatch.engine.linter import apply_edits, check_file
+    from torchpatch.engine.settings import Settings
+    for finding in check_file(path, Settings()).findings:
+        assert "from torch.cuda.amp import autocast" in apply_edits(LOCAL_IMPORT_TWO_USES, finding.fix.edits)
+
+
+@pytest.mark.parametrize("code", [
+    LOCAL_IMPORT_TWO_USES,
+    # a module-level import, three uses, one of them in another function
+    "from torch.cuda.amp import GradScaler, autocast\n\n\ndef f():\n    with autocast():\n        pass\n\n\n"
+    "def g():\n    with autocast():\n        return GradScaler()\n",
+    # one use with a safe fix, one with an unsafe fix: safe-only --fix keeps the import
+    "import torch\nfrom torch.cuda.amp import autocast\n\nwith autocast():\n    pass\nctx = autocast(**options)\n",
+    # the import is noqa'd away from one use: that use keeps it
+    "from torch.cuda.amp import autocast\n\nwith autocast():\n    pass\nwith autocast():  # noqa: TP202\n    pass\n",
+])
+def test_json_edits_equal_one_fix_pass_for_shared_imports(lint, monkeypatch, code):
+    assert _json_union_matches_one_fix_pass(lint, monkeypatch, code)
+
+
+@pytest.mark.parametrize("code, options", list(_fixed_examples()))
+def test_json_edits_equal_one_fix_pass_for_every_rule_example(lint, monkeypatch, code, options):
+    _json_union_matches_one_fix_pass(lint, monkeypatch, code, **options)
+
+
+def test_a_rewritten_module_path_in_a_new_import_is_not_a_use_of_the_old_name(lint, monkeypatch):
+    # TP201: ``torch.testing.assert_allclose`` becomes ``from torch.testing import assert_close``: the
+    # ``import torch`` it leaves unused goes in the same edits, not only in a second --fix pass.
+    code = "import torch\nassert_ok = torch.testing.assert_allclose(actual, expected)\n"
+    assert _json_union_matches_one_fix_pass(lint, monkeypatch, code, select=["TP201"])
+    (finding,) = lint(code, select=["TP201"]).findings
+    assert any(edit.start == 0 and edit.content == "" for edit in finding.fix.edits)
+
+
+# -- 2. an import removal leaves no stray blank line ------------------------------------------------
+
+@pytest.mark.parametrize("before, after", [
+    # detectron2 engine/train_loop.py: the import opens the block, a blank line follows it
+    ("import torch\n\n\ndef f(grad_scaler=None):\n    if grad_scaler is None:\n        from torch.cuda.amp import GradScaler\n\n"
+     "        grad_scaler = GradScaler()\n    return grad_scaler\n",
+     'import torch\n\n\ndef f(grad_scaler=None):\n    if grad_scaler is None:\n        grad_scaler = torch.amp.GradScaler("cuda")\n'
+     "    return grad_scaler\n"),
+    # several blank lines, then a comment: the comment now opens the block
+    ("import torch\n\n\ndef f():\n    from torch.cuda.amp import GradScaler\n\n\n    # the scaler\n    return GradScaler()\n",
+     'import torch\n\n\ndef f():\n    # the scaler\n    return torch.amp.GradScaler("cuda")\n'),
+    # a trailing comment goes with its import's line
+    ("import torch\n\n\ndef f():\n    from torch.cuda.amp import GradScaler  # old API\n\n    return GradScaler()\n",
+     'import torch\n\n\ndef f():\n    return torch.amp.GradScaler("cuda")\n'),
+    # after other code: the blank line separates that code from what follows, and stays
+    ("import torch\n\n\ndef f():\n    x = 1\n    from torch.cuda.amp import GradScaler\n\n    return GradScaler(), x\n",
+     'import torch\n\n\ndef f():\n    x = 1\n\n    return torch.amp.GradScaler("cuda"), x\n'),
+    # after a docstring: the same
+    ('import torch\n\n\ndef f():\n    """Doc."""\n    from torch.cuda.amp import GradScaler\n\n    return GradScaler()\n',
+     'import torch\n\n\ndef f():\n    """Doc."""\n\n    return torch.amp.GradScaler("cuda")\n'),
+    # a comment above the import stays, and so does the blank line under it
+    ("import torch\n\n\ndef f():\n    # setup\n    from torch.cuda.amp import GradScaler\n\n    return GradScaler()\n",
+     'import torch\n\n\ndef f():\n    # setup\n\n    return torch.amp.GradScaler("cuda")\n'),
+    # between blank lines: one of them goes
+    ("import torch\n\n\ndef f():\n    x = 1\n\n    from torch.cuda.amp import GradScaler\n\n    return GradScaler(), x\n",
+     'import torch\n\n\ndef f():\n    x = 1\n\n    return torch.amp.GradScaler("cuda"), x\n'),
+    # two imports that both go, a blank line between them, at the top of a block
+    ("import torch\n\n\ndef f():\n    from torch.cuda.amp import GradScaler\n\n    from torch.cuda.amp import autocast\n\n"
+     "    with autocast():\n        return GradScaler()\n",
+     'import torch\n\n\ndef f():\n    with torch.amp.autocast("cuda", dtype=torch.float16):\n        return torch.amp.GradScaler("cuda")\n'),
+])
+def test_import_removal_reads_as_if_the_import_was_never_there(lint, monkeypatch, before, after):
+    assert _fix(lint, before).fixed_text == after
+    _json_union_matches_one_fix_pass(lint, monkeypatch, before)
+
+
+def test_a_block_whose_imports_all_go_keeps_a_pass(lint):
+    code = ("import torch\n\n\ndef f():\n    try:\n        from torch.cuda.amp import GradScaler\n"
+            "        from torch.cuda.amp import autocast\n    except ImportError:\n        return None\n"
+            "    return torch.ones(1)\n")
+    # Nothing uses the names: only a fix that made them obsolete removes them, so nothing changes here.
+    assert _fix(lint, code).fixed_text == code
+    from pathlib import Path
+    fixed = linter.remove_unused_imports(code, Path("m.py"), {"GradScaler", "autocast"})
+    assert fixed == ("import torch\n\n\ndef f():\n    try:\n        pass\n    except ImportError:\n        return None\n"
+                     "    return torch.ones(1)\n")
+
