@@ -171,3 +171,56 @@ def test_a_block_whose_imports_all_go_keeps_a_pass(lint):
     assert fixed == ("import torch\n\n\ndef f():\n    try:\n        pass\n    except ImportError:\n        return None\n"
                      "    return torch.ones(1)\n")
 
+
+# -- 3. a removed keyword never takes a user's comment along ----------------------------------------
+
+#: pytorch3d projects/implicitron_trainer/impl/optimizer_factory.py: a type-checker comment above the keyword.
+PYREFLY = ("import torch\nscheduler = torch.optim.lr_scheduler.LambdaLR(\n    optimizer,\n    lambda epoch: 0.5 ** epoch,\n"
+           "    # pyrefly: ignore [unexpected-keyword]\n    verbose=False,\n)\n")
+
+
+@pytest.mark.parametrize("before, after", [
+    (PYREFLY, PYREFLY.replace("    verbose=False,\n", "")),
+    # the last argument without a trailing comma: the comma before it goes, the comment line stays
+    ("import torch\ns = torch.optim.lr_scheduler.StepLR(\n    opt,\n    10,  # every ten epochs\n    # quiet\n    verbose=False\n)\n",
+     "import torch\ns = torch.optim.lr_scheduler.StepLR(\n    opt,\n    10  # every ten epochs\n    # quiet\n)\n"),
+    # a comment at the end of the keyword's own line goes with it; the next argument's comment line stays
+    ("import torch\ns = torch.optim.lr_scheduler.StepLR(\n    opt,\n    verbose=False,  # noisy\n    # decay\n    gamma=0.5,\n)\n",
+     "import torch\ns = torch.optim.lr_scheduler.StepLR(\n    opt,\n    # decay\n    gamma=0.5,\n)\n"),
+    # the previous argument's trailing comment stays
+    ("import torch\ns = torch.optim.lr_scheduler.StepLR(opt,  # the optimizer\n                                    verbose=False)\n",
+     "import torch\ns = torch.optim.lr_scheduler.StepLR(opt  # the optimizer\n                                    )\n"),
+    # a comment after the comma that ends the line belongs to the line, not only to the keyword
+    ("import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 10, verbose=False,  # see below\n                                    gamma=0.5)\n",
+     "import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 10,  # see below\n                                    gamma=0.5)\n"),
+    # one line: as before
+    ("import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 10, verbose=False, gamma=0.5)\n",
+     "import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 10, gamma=0.5)\n"),
+    ("import torch\ns = torch.optim.lr_scheduler.StepLR((opt), verbose=False)\n",
+     "import torch\ns = torch.optim.lr_scheduler.StepLR((opt))\n"),
+])
+def test_removed_keyword_keeps_the_comments_around_it(lint, before, after):
+    assert _fix(lint, before, select=["TP111"]).fixed_text == after
+
+
+@pytest.mark.parametrize("before, after, code", [
+    # every rule that drops an argument uses the same removal (rules/_helpers.py remove_argument)
+    ("import torch\nwith torch.profiler.profile(\n    activities=acts,\n    # legacy flag\n    use_cuda=True,\n) as prof:\n    step()\n",
+     "import torch\nwith torch.profiler.profile(\n    activities=acts,\n    # legacy flag\n) as prof:\n    step()\n", "TP112"),
+    ("import torch\nmodel = torch.nn.parallel.DistributedDataParallel(\n    model,\n    device_ids=[rank],\n"
+     "    # the default\n    broadcast_buffers=True,\n)\n",
+     "import torch\nmodel = torch.nn.parallel.DistributedDataParallel(\n    model,\n    device_ids=[rank],\n"
+     "    # the default\n)\n", "TP230"),
+    ('from torch.utils.data import DataLoader\nloader = DataLoader(\n    ds,\n    pin_memory=True,\n    # for CUDA\n'
+     '    pin_memory_device="cuda",\n)\n',
+     'from torch.utils.data import DataLoader\nloader = DataLoader(\n    ds,\n    pin_memory=True,\n    # for CUDA\n)\n', "TP231"),
+])
+def test_every_argument_removal_keeps_comment_lines(lint, before, after, code):
+    result = _fix(lint, before, unsafe=True, select=[code])
+    assert result.fixed_text == after
+
+
+def test_a_lone_keyword_on_its_own_line_leaves_empty_parentheses(lint):
+    code = "import torch\ns = torch.optim.lr_scheduler.ExponentialLR(\n    verbose=False,\n)\n"
+    # (not valid for the scheduler, but the shape is what matters: no dangling layout)
+    assert _fix(lint, code, select=["TP111"]).fixed_text == "import torch\ns = torch.optim.lr_scheduler.ExponentialLR()\n"
