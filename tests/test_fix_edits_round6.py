@@ -224,3 +224,24 @@ def test_a_lone_keyword_on_its_own_line_leaves_empty_parentheses(lint):
     code = "import torch\ns = torch.optim.lr_scheduler.ExponentialLR(\n    verbose=False,\n)\n"
     # (not valid for the scheduler, but the shape is what matters: no dangling layout)
     assert _fix(lint, code, select=["TP111"]).fixed_text == "import torch\ns = torch.optim.lr_scheduler.ExponentialLR()\n"
+
+
+@pytest.mark.parametrize("before, after", [
+    # TP435 drops a list element with the same removal: the comment lines stay
+    ('from torch.utils.cpp_extension import CUDAExtension\next = CUDAExtension("e", ["e.cu"], extra_compile_args={"cxx": [\n'
+     '    "-O3",\n    # the standard our code needs\n    "-std=c++17",\n]})\n',
+     'from torch.utils.cpp_extension import CUDAExtension\next = CUDAExtension("e", ["e.cu"], extra_compile_args={"cxx": [\n'
+     '    "-O3",\n    # the standard our code needs\n]})\n'),
+    ('from torch.utils.cpp_extension import CUDAExtension\next = CUDAExtension("e", ["e.cu"], extra_compile_args={"cxx": [\n'
+     '    "-O3",  # fast\n    "-std=c++17"\n]})\n',
+     'from torch.utils.cpp_extension import CUDAExtension\next = CUDAExtension("e", ["e.cu"], extra_compile_args={"cxx": [\n'
+     '    "-O3"  # fast\n]})\n'),
+])
+def test_list_element_removal_keeps_comment_lines(lint, before, after):
+    assert _fix(lint, before, unsafe=True, select=["TP435"]).fixed_text == after
+
+
+def test_a_two_element_tuple_of_flags_gets_no_fix_that_would_make_it_a_string(lint):
+    code = 'from torch.utils.cpp_extension import CppExtension\next = CppExtension("e", ["e.cpp"], extra_compile_args=("-O3", "-std=c++17"))\n'
+    result = _fix(lint, code, unsafe=True, select=["TP435"])
+    assert [f.code for f in result.findings] == ["TP435"] and result.fixed_text == code

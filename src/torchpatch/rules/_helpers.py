@@ -113,12 +113,23 @@ def remove_argument(ctx, call: ast.Call, node: ast.AST) -> Edit:
     An argument on lines of its own goes with those lines (and a comment at their end); a comment line
     above or below it stays; ``f(a, b)`` loses ``, b`` and ``f(a, b, c)`` loses ``b, ``.
     """
-    text = ctx.text
     items = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
     index = next(i for i, item in enumerate(items) if item is node)
+    return _remove_item(ctx, items, index, open_paren(ctx, call), ctx.end(call) - 1)
+
+
+def remove_element(ctx, sequence: ast.List, index: int) -> Edit:
+    """:func:`remove_argument` for one element of a list literal."""
+    return _remove_item(ctx, sequence.elts, index, ctx.start(sequence) + 1, ctx.end(sequence) - 1)
+
+
+def _remove_item(ctx, items: list[ast.AST], index: int, open_at: int, close_at: int) -> Edit:
+    """Delete ``items[index]`` from between the brackets at ``open_at - 1`` and ``close_at``."""
+    text = ctx.text
+    node = items[index]
     previous = items[index - 1] if index else None
     following = items[index + 1] if index + 1 < len(items) else None
-    gap_start = ctx.end(previous) if previous is not None else open_paren(ctx, call)
+    gap_start = ctx.end(previous) if previous is not None else open_at
     comma_before = _comma_in(text, gap_start, ctx.start(node)) if previous is not None else None
     # A parenthesized positional argument, ``f(a, (b))``: its parentheses go with it.
     opens = _code_of(text, comma_before + 1 if comma_before is not None else gap_start, ctx.start(node)).count("(")
@@ -128,19 +139,18 @@ def remove_argument(ctx, call: ast.Call, node: ast.AST) -> Edit:
     end = ctx.end(node)
     for _ in range(opens):
         end = text.index(")", end) + 1
-    comma_after = _comma_in(text, end, ctx.start(following) if following is not None else ctx.end(call) - 1)
+    comma_after = _comma_in(text, end, ctx.start(following) if following is not None else close_at)
     line_start = text.rfind("\n", 0, start) + 1
     after = comma_after + 1 if comma_after is not None else end
     rest = re.match(r"[ \t]*(?:#[^\r\n]*)?(?:\r?\n|\r)", text[after:])
-    own_lines = not text[line_start:start].strip() and rest is not None and line_start > open_paren(ctx, call) - 1
+    own_lines = not text[line_start:start].strip() and rest is not None and line_start >= open_at
     if own_lines:
         if comma_after is None and comma_before is not None:
             # It was last: the comma before it goes instead (and the comment lines between stay).
             return Edit(comma_before, after + rest.end(), text[comma_before + 1:line_start])
-        close = ctx.end(call) - 1
-        if previous is None and following is None and not text[open_paren(ctx, call):close].replace(
+        if previous is None and following is None and not text[open_at:close_at].replace(
                 text[line_start:after + rest.end()], "", 1).strip():
-            return Edit(open_paren(ctx, call), close, "")  # ``f(\n    verbose=False,\n)`` becomes ``f()``
+            return Edit(open_at, close_at, "")  # ``f(\n    verbose=False,\n)`` becomes ``f()``
         return Edit(line_start, after + rest.end(), "")
     if comma_after is not None:
         if following is not None and "\n" not in text[comma_after:ctx.start(following)]:
