@@ -245,3 +245,17 @@ def test_a_two_element_tuple_of_flags_gets_no_fix_that_would_make_it_a_string(li
     code = 'from torch.utils.cpp_extension import CppExtension\next = CppExtension("e", ["e.cpp"], extra_compile_args=("-O3", "-std=c++17"))\n'
     result = _fix(lint, code, unsafe=True, select=["TP435"])
     assert [f.code for f in result.findings] == ["TP435"] and result.fixed_text == code
+
+
+# -- names in the file's own style -------------------------------------------------------------------
+
+@pytest.mark.parametrize("before, after", [
+    # allennlp modules/vision/grid_embedder.py: the call spells the module; the enum lives there too
+    ("import torchvision\nm = torchvision.models.detection.fasterrcnn_resnet50_fpn(pretrained=True)\n",
+     "import torchvision\nm = torchvision.models.detection.fasterrcnn_resnet50_fpn("
+     "weights=torchvision.models.detection.FasterRCNN_ResNet50_FPN_Weights.COCO_V1)\n"),
+    ("import torchvision.models as tvm\nm = tvm.resnet.resnet50(pretrained=True)\n",
+     "import torchvision.models as tvm\nm = tvm.resnet.resnet50(weights=tvm.resnet.ResNet50_Weights.IMAGENET1K_V1)\n"),
+])
+def test_torchvision_weights_use_the_calls_own_module_prefix(lint, before, after):
+    assert _fix(lint, before, select=["TP600"]).fixed_text == after
