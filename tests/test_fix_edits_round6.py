@@ -259,3 +259,13 @@ def test_a_two_element_tuple_of_flags_gets_no_fix_that_would_make_it_a_string(li
 ])
 def test_torchvision_weights_use_the_calls_own_module_prefix(lint, before, after):
     assert _fix(lint, before, select=["TP600"]).fixed_text == after
+
+
+def test_crlf_files_get_the_same_minimal_edits(lint):
+    removal = ("import torch\n\n\ndef f(grad_scaler=None):\n    if grad_scaler is None:\n        from torch.cuda.amp import GradScaler\n\n"
+               "        grad_scaler = GradScaler()\n    return grad_scaler\n")
+    fixed = _fix(lint, removal.replace("\n", "\r\n")).fixed_text
+    assert fixed == _fix(lint, removal).fixed_text.replace("\n", "\r\n")
+    assert "None:\r\n        grad_scaler = torch.amp.GradScaler" in fixed
+    keyword = _fix(lint, PYREFLY.replace("\n", "\r\n"), select=["TP111"]).fixed_text
+    assert keyword == PYREFLY.replace("    verbose=False,\n", "").replace("\n", "\r\n")
