@@ -269,3 +269,13 @@ def test_crlf_files_get_the_same_minimal_edits(lint):
     assert "None:\r\n        grad_scaler = torch.amp.GradScaler" in fixed
     keyword = _fix(lint, PYREFLY.replace("\n", "\r\n"), select=["TP111"]).fixed_text
     assert keyword == PYREFLY.replace("    verbose=False,\n", "").replace("\n", "\r\n")
+
+
+def test_two_shared_imports_each_go_with_their_own_group(lint, monkeypatch):
+    # autocast is shared by the first two uses, GradScaler by the last two: each removal rides on the last
+    # fix of its group, and --fix applies it only with every fix of that group.
+    code = ("from torch.cuda.amp import autocast\nfrom torch.cuda.amp import GradScaler\n\n\ndef f():\n"
+            "    with autocast():\n        pass\n    with autocast():\n        s = GradScaler()\n    return s, GradScaler()\n")
+    assert _json_union_matches_one_fix_pass(lint, monkeypatch, code)
+    fixed = _fix(lint, code).fixed_text
+    assert "torch.cuda.amp" not in fixed

@@ -180,7 +180,8 @@ def _attach_import_removals(text: str, tree: ast.Module, diagnostics: list[Diagn
             continue
         carrier = max(group, key=lambda f: (f.applicability != SAFE, max(e.start for e in f.edits)))
         carrier.joint_edits = [*carrier.joint_edits, *removals]
-        carrier.joint_fixes = [f for f in group if f is not carrier]
+        carrier.joint_fixes = [*carrier.joint_fixes, *(f for f in group if f is not carrier
+                                                       and not any(f is g for g in carrier.joint_fixes))]
         all_edits.extend(removals)
 
 
