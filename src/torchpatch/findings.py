@@ -8,7 +8,7 @@ protocols below; rules are written against the protocols.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -34,6 +34,10 @@ class Fix:
     applicability: str  # SAFE or UNSAFE
     # Names the fix stopped using: their imports are removed afterwards if nothing else uses them.
     obsolete_names: tuple[str, ...] = ()
+    # The removal of an import that only this fix and ``joint_fixes`` together leave unused: ``--fix`` makes
+    # these edits only when it applies all of them in one pass (so ``edits`` alone stay a complete fix).
+    joint_edits: list[Edit] = field(default_factory=list)
+    joint_fixes: list["Fix"] = field(default_factory=list, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Two parts of one fix may plan the same import: apply_edits applies equal edits once, so the fix

@@ -138,7 +138,7 @@ def _finding_entry(f: Finding) -> list:
     fix = None
     if f.fix is not None:
         fix = [f.fix.message, f.fix.applicability, [[e.start, e.end, e.content] for e in f.fix.edits],
-               list(f.fix.obsolete_names)]
+               list(f.fix.obsolete_names), [[e.start, e.end, e.content] for e in f.fix.joint_edits]]
     return [f.code, f.name, f.message, f.url, f.row, f.column, f.end_row, f.end_column, fix, f.noqa_row, f.cell,
             f.source_line, f.start, f.end, f.fix_unavailable]
 
@@ -155,9 +155,10 @@ def from_entry(entry: list, path: Path) -> FileResult:
         if fix_unavailable is not None and not isinstance(fix_unavailable, str):
             raise ValueError("malformed cache entry")
         if fix is not None:
-            fix_message, applicability, edits, obsolete = fix
+            fix_message, applicability, edits, obsolete, joint_edits = fix
             fix = Fix(message=fix_message, applicability=applicability,
-                      edits=[Edit(int(s), int(e), str(c)) for s, e, c in edits], obsolete_names=tuple(obsolete))
+                      edits=[Edit(int(s), int(e), str(c)) for s, e, c in edits], obsolete_names=tuple(obsolete),
+                      joint_edits=[Edit(int(s), int(e), str(c)) for s, e, c in joint_edits])
         result.findings.append(Finding(
             code=str(code), name=str(name), message=str(message), url=str(url), path=path, row=int(row),
             column=int(column), end_row=int(end_row), end_column=int(end_column), fix=fix, noqa_row=int(noqa_row),

@@ -103,10 +103,14 @@ def lint_text(text: str, path: Path, settings: Settings, locator: Locator | None
 def _attach_import_removals(text: str, tree: ast.Module, diagnostics: list[Diagnostic],
                             locator: Locator | None = None) -> None:
     """Each fix's own edits include the removal of the imports it alone leaves unused, so what
-    ``--diff``/JSON show for a fix is every edit ``--fix`` makes for it. (An import that only all
-    fixes together leave unused is removed after them, by remove_unused_imports.)"""
+    ``--diff``/JSON show for a fix is every edit ``--fix`` makes for it. An import that only several
+    fixes together leave unused (one local ``from torch.cuda.amp import autocast`` serving two
+    ``with autocast():``) is removed by ``joint_edits`` on one of them, the last by position among the
+    least safe: ``--fix`` applies those only with all of ``joint_fixes`` (fix_pass_edits), and the JSON
+    edits of all findings, taken together, are what one ``--fix`` pass writes."""
     locator = locator or Locator(text)
-    obsolete = {name for d in diagnostics if d.fix is not None for name in d.fix.obsolete_names}
+    fixes = [d.fix for d in diagnostics if d.fix is not None]
+    obsolete = {name for fix in fixes for name in fix.obsolete_names}
     uses: dict[str, list[int]] = {}
     imports = []
     for node in ast.walk(tree):  # one pass; positions only for the names a fix made obsolete
@@ -116,32 +120,103 @@ def _attach_import_removals(text: str, tree: ast.Module, diagnostics: list[Diagn
                 uses.setdefault(node.id, []).append(locator.offset_from_ast(node.lineno, node.col_offset))
         elif kind is ast.Import or kind is ast.ImportFrom:
             imports.append(node)
+    if not imports:
+        return
     exported = _names_in_dunder_all(tree)
-    lonely = _only_imports(tree) if imports else set()
-    for diagnostic in diagnostics:
-        fix = diagnostic.fix
-        if fix is None or not fix.obsolete_names:
-            continue
-        dead = set()
-        for name in fix.obsolete_names:
-            if name in exported or any(re.search(rf"(?<![\w.]){re.escape(name)}\b", edit.content) for edit in fix.edits):
-                continue
-            if all(any(edit.start <= offset < edit.end for edit in fix.edits) for offset in uses.get(name, ())):
-                dead.add(name)
+    places = _import_places(tree)
+
+    def removable(name: str) -> bool:
+        return name not in exported and not any(_writes_name(edit.content, name) for fix in fixes for edit in fix.edits)
+
+    def covers(fix: Fix, name: str) -> bool:
+        return all(any(edit.start <= offset < edit.end for edit in fix.edits) for offset in uses.get(name, ()))
+
+    def holders(name: str) -> list[Fix] | None:
+        """The fixes that rewrite the uses of ``name``: None when a use is rewritten by none of them."""
+        found: list[Fix] = []
+        for offset in uses.get(name, ()):
+            holder = next((f for f in fixes if any(edit.start <= offset < edit.end for edit in f.edits)), None)
+            if holder is None:
+                return None
+            if not any(holder is f for f in found):
+                found.append(holder)
+        return found
+
+    candidates = {name for name in obsolete if removable(name)}
+    singly_dead = {name for name in candidates if any(name in f.obsolete_names and covers(f, name) for f in fixes)}
+    # Names that only several fixes together leave unused, with those fixes.
+    joint = {name: found for name in candidates - singly_dead if (found := holders(name)) and len(found) > 1}
+    for fix in fixes:
+        dead = {name for name in fix.obsolete_names if name in singly_dead and covers(fix, name)}
         if not dead:
             continue
-        removals: list[Edit] = []
-        for statement in imports:
-            gone = [alias for alias in statement.names if _bound_name(alias) in dead]
-            if not gone:
-                continue
-            if len(gone) == len(statement.names):
-                removals.append(_statement_removal(statement, locator, text, id(statement) in lonely))
-            else:
-                removals.extend(_alias_removal(statement, alias, locator) for alias in gone)
-        # Only when the removal touches nothing the fix edits (else the fix-point pass does it).
-        if removals and not any(r.start < e.end and e.start < r.end for r in removals for e in fix.edits):
+        # A statement that also imports a jointly unused name is removed whole by the joint edits below.
+        statements = [s for s in imports if any(_bound_name(a) in dead for a in s.names)
+                      and not any(_bound_name(a) in joint for a in s.names)]
+        removals = _removals(statements, dead, places, tree, locator, text)
+        # Only when the removal touches nothing the fix edits (else the fix-point pass does it); the
+        # blank line after it is left when the fix inserts there (a new import in the old one's place).
+        if removals and _touches(removals, fix.edits):
+            removals = _removals(statements, dead, places, tree, locator, text, take_blank=False)
+        if removals and not _touches(removals, fix.edits):
             fix.edits = [*fix.edits, *removals]
+    if not joint:
+        return
+    all_edits = [edit for fix in fixes for edit in fix.edits]
+    for statement in imports:
+        names = {_bound_name(a) for a in statement.names}
+        if not names & joint.keys():
+            continue
+        dead = {name for name in names if name in joint or name in singly_dead}
+        group: list[Fix] = []
+        for name in sorted(dead):
+            for fix in joint.get(name) or [f for f in fixes if name in f.obsolete_names and covers(f, name)][:1]:
+                if not any(fix is f for f in group):
+                    group.append(fix)
+        removals = _removals([statement], dead, places, tree, locator, text)
+        if removals and _touches(removals, all_edits):
+            removals = _removals([statement], dead, places, tree, locator, text, take_blank=False)
+        if not removals or _touches(removals, all_edits) or len(group) < 2:
+            continue
+        carrier = max(group, key=lambda f: (f.applicability != SAFE, max(e.start for e in f.edits)))
+        carrier.joint_edits = [*carrier.joint_edits, *removals]
+        carrier.joint_fixes = [*carrier.joint_fixes, *(f for f in group if f is not carrier
+                                                       and not any(f is g for g in carrier.joint_fixes))]
+        all_edits.extend(removals)
+
+
+def _touches(removals: list[Edit], edits: list[Edit]) -> bool:
+    return any(r.start < e.end and e.start < r.end or r.start < e.start < r.end for r in removals for e in edits)
+
+
+_IMPORTED_FROM = re.compile(r"\bfrom\s+[\w.]+\s+import\b")
+
+
+def _writes_name(content: str, name: str) -> bool:
+    """Whether an edit's new text uses ``name`` (the module path of a ``from M import x`` it adds does not)."""
+    if name not in content:
+        return False
+    return re.search(rf"(?<![\w.]){re.escape(name)}\b", _IMPORTED_FROM.sub("", content)) is not None
+
+
+def fix_pass_edits(chosen: list[Diagnostic]) -> list[Edit]:
+    """The edits one ``--fix`` pass makes for the chosen fixes: theirs, and the joint import removals of the
+    groups it applies whole."""
+    fixes = [d.fix for d in chosen]
+    edits = [edit for fix in fixes for edit in fix.edits]
+    for fix in fixes:
+        if fix.joint_edits and all(any(other is f for f in fixes) for other in fix.joint_fixes):
+            edits.extend(fix.joint_edits)
+    return edits
+
+
+def keep_complete_joint_removals(diagnostics: list[Diagnostic]) -> None:
+    """Drop the joint import removals whose group lost a member (a noqa, a withheld fix): the import is
+    still used there, and --fix keeps it."""
+    fixes = [d.fix for d in diagnostics if d.fix is not None]
+    for fix in fixes:
+        if fix.joint_edits and not all(any(other is f for f in fixes) for other in fix.joint_fixes):
+            fix.joint_edits, fix.joint_fixes = [], []
 
 
 def check_file(path: Path, settings: Settings, fix: bool = False, unsafe_fixes: bool = False,
@@ -197,6 +272,7 @@ def check_source(source: Source, settings: Settings, fix: bool = False, unsafe_f
             return result
     result.fixed_text = text
     if diagnostics:
+        keep_complete_joint_removals(diagnostics)
         locator = Locator(text)
         result.findings = [_place(diagnostic, locator, source, path) for diagnostic in diagnostics]
     return result
@@ -434,16 +510,16 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
 
 def _apply_parsing(text: str, path: Path, chosen: list[Diagnostic]) -> str | None:
     """Apply the chosen fixes; keep only those whose result still parses."""
-    new_text = apply_edits(text, [edit for d in chosen for edit in d.fix.edits])
+    new_text = apply_edits(text, fix_pass_edits(chosen))
     if _parses(new_text, path):
         return new_text
     good: list[Diagnostic] = []
     for diagnostic in chosen:
-        candidate = apply_edits(text, [edit for d in [*good, diagnostic] for edit in d.fix.edits])
+        candidate = apply_edits(text, fix_pass_edits([*good, diagnostic]))
         if _parses(candidate, path):
             good.append(diagnostic)
     chosen[:] = good
-    return apply_edits(text, [edit for d in good for edit in d.fix.edits]) if good else None
+    return apply_edits(text, fix_pass_edits(good)) if good else None
 
 
 def _parses(text: str, path: Path) -> bool:
@@ -460,21 +536,11 @@ def remove_unused_imports(text: str, path: Path, names: set[str]) -> str:
     used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
     used |= {node.value.id for node in ast.walk(tree)
              if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)}
-    dunder_all = _names_in_dunder_all(tree)
-    locator = Locator(text)
-    lonely = _only_statements(tree)
-    edits: list[Edit] = []
-    for statement in ast.walk(tree):
-        if not isinstance(statement, (ast.Import, ast.ImportFrom)):
-            continue
-        dead = [alias for alias in statement.names
-                if _bound_name(alias) in names and _bound_name(alias) not in used and _bound_name(alias) not in dunder_all]
-        if not dead:
-            continue
-        if len(dead) == len(statement.names):
-            edits.append(_statement_removal(statement, locator, text, id(statement) in lonely))
-        else:
-            edits.extend(_alias_removal(statement, alias, locator) for alias in dead)
+    dead = {name for name in names if name not in used} - _names_in_dunder_all(tree)
+    if not dead:
+        return text
+    statements = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    edits = _removals(statements, dead, _import_places(tree), tree, Locator(text), text)
     if not edits:
         return text
     new_text = apply_edits(text, edits)
@@ -493,15 +559,17 @@ def _names_in_dunder_all(tree: ast.Module) -> set[str]:
     return set()
 
 
-def _only_imports(tree: ast.AST) -> set[int]:
-    """:func:`_only_statements`, for the import statements only (one pass over the statements, not every node)."""
-    found: set[int] = set()
+def _import_places(tree: ast.Module) -> dict[int, tuple[list[ast.stmt], int]]:
+    """Each import statement's block and index in it, by id (one pass over the statements, not every node)."""
+    found: dict[int, tuple[list[ast.stmt], int]] = {}
     blocks = [tree.body]
     while blocks:
         block = blocks.pop()
-        if len(block) == 1 and block is not tree.body and type(block[0]) in (ast.Import, ast.ImportFrom):
-            found.add(id(block[0]))
-        for statement in block:
+        for index, statement in enumerate(block):
+            kind = type(statement)
+            if kind is ast.Import or kind is ast.ImportFrom:
+                found[id(statement)] = (block, index)
+                continue
             for name in ("body", "orelse", "finalbody"):
                 inner = getattr(statement, name, None)
                 if type(inner) is list and inner and isinstance(inner[0], ast.stmt):
@@ -511,33 +579,90 @@ def _only_imports(tree: ast.AST) -> set[int]:
     return found
 
 
-def _only_statements(tree: ast.AST) -> set[int]:
-    """ids of the statements that are alone in their block (``try:`` with one import): removing one needs a ``pass``."""
-    return {id(block[0]) for node in ast.walk(tree) for name in ("body", "orelse", "finalbody")
-            if isinstance(block := getattr(node, name, None), list) and len(block) == 1 and not isinstance(node, ast.Module)}
+def _removals(statements: list[ast.stmt], dead: set[str], places: dict[int, tuple[list[ast.stmt], int]],
+              tree: ast.Module, locator: Locator, text: str, take_blank: bool = True) -> list[Edit]:
+    """The edits that remove the imports of the ``dead`` names from ``statements``: only those names from a
+    statement that imports others too, else the whole statement (with its line and trailing comment)."""
+    edits: list[Edit] = []
+    whole: list[ast.stmt] = []
+    for statement in statements:
+        gone = [alias for alias in statement.names if _bound_name(alias) in dead]
+        if not gone:
+            continue
+        if len(gone) == len(statement.names):
+            whole.append(statement)
+        else:
+            edits.extend(_alias_removal(statement, alias, locator) for alias in gone)
+    by_block: dict[int, tuple[list[ast.stmt], set[int]]] = {}
+    for statement in whole:
+        block, index = places[id(statement)]
+        by_block.setdefault(id(block), (block, set()))[1].add(index)
+    for block, indices in by_block.values():
+        runs: list[list[int]] = []  # consecutive removed statements with only blank lines between them
+        for index in sorted(indices):
+            statement = block[index]
+            if not _owns_its_lines(statement, locator, text):  # ``import a; x()``: the line stays
+                edits.append(Edit(_start(statement, locator), _end(statement, locator), "pass"))
+                continue
+            previous = block[index - 1] if index else None
+            if runs and runs[-1][-1] == index - 1 and all(
+                    not locator.line(row).strip() for row in range(previous.end_lineno + 1, statement.lineno)):
+                runs[-1].append(index)
+            else:
+                runs.append([index])
+        # A block keeps one statement: when all of its statements go, the last becomes ``pass``.
+        emptied = block is not tree.body and sum(map(len, runs)) == len(block)
+        for number, run in enumerate(runs):
+            edits.extend(_run_removal(block, run, block is tree.body, locator, text, take_blank,
+                                      keep_pass=emptied and number == len(runs) - 1))
+    return edits
 
 
-def _statement_removal(statement: ast.stmt, locator: Locator, text: str, alone: bool = False) -> Edit:
-    start = locator.offset_from_ast(statement.lineno, statement.col_offset)
-    end = locator.offset_from_ast(statement.end_lineno, statement.end_col_offset)
-    if alone:  # the block's only statement: the block must keep one
-        return Edit(start, end, "pass")
-    line_start = locator.line_starts[statement.lineno - 1]
-    next_row = statement.end_lineno
-    line_end = locator.line_starts[next_row] if next_row < len(locator.line_starts) else len(text)
-    before = text[line_start:start]
-    after = text[end:line_end]
-    if before.strip() == "" and after.strip() == "":
-        # An import alone between blank lines (or at the top before one) takes one of them along:
-        # no stray blank line is left behind.
-        row = statement.lineno - 1
-        previous_blank = row == 0 or locator.line(row).strip() == ""
-        if previous_blank and next_row < len(locator.line_starts) and locator.line(next_row + 1).strip() == "":
-            following_end = locator.line_starts[next_row + 1] if next_row + 1 < len(locator.line_starts) else len(text)
-            return Edit(line_start, following_end, "")
-        return Edit(line_start, line_end, "")
-    # Shares its line with other code (``import a; x()``) or sits in a block alone: keep the block valid.
-    return Edit(start, end, "pass")
+def _start(statement: ast.stmt, locator: Locator) -> int:
+    return locator.offset_from_ast(statement.lineno, statement.col_offset)
+
+
+def _end(statement: ast.stmt, locator: Locator) -> int:
+    return locator.offset_from_ast(statement.end_lineno, statement.end_col_offset)
+
+
+def _line_end(row: int, locator: Locator, text: str) -> int:
+    """The offset just past row ``row`` (1-based) and its line break."""
+    return locator.line_starts[row] if row < len(locator.line_starts) else len(text)
+
+
+def _owns_its_lines(statement: ast.stmt, locator: Locator, text: str) -> bool:
+    """Nothing but blanks before it on its first line, and blanks or a comment after it on its last."""
+    before = text[locator.line_starts[statement.lineno - 1]:_start(statement, locator)]
+    after = text[_end(statement, locator):_line_end(statement.end_lineno, locator, text)].strip()
+    return not before.strip() and (not after or after.startswith("#"))
+
+
+def _is_blank(row: int, locator: Locator, text: str) -> bool:
+    """Row ``row`` exists, has a line break or text, and holds only whitespace."""
+    return row <= len(locator.line_starts) and locator.line_starts[row - 1] < len(text) and not locator.line(row).strip()
+
+
+def _run_removal(block: list[ast.stmt], run: list[int], in_module: bool, locator: Locator, text: str,
+                 take_blank: bool, keep_pass: bool = False) -> list[Edit]:
+    """Remove the lines of consecutive import statements so that the code reads as if they had never been
+    there (ruff's and pyupgrade's import removal): an import that opens a block takes the blank lines after
+    it along; one between blank lines takes one of them; blank lines that separate other statements stay."""
+    first, last = block[run[0]], block[run[-1]]
+    start = locator.line_starts[first.lineno - 1]
+    if keep_pass:
+        kept = [Edit(start, locator.line_starts[last.lineno - 1], "")] if len(run) > 1 else []
+        return [*kept, Edit(_start(last, locator), _end(last, locator), "pass")]
+    end = _line_end(last.end_lineno, locator, text)
+    below, above = last.end_lineno + 1, first.lineno - 1
+    if take_blank and _is_blank(below, locator, text):
+        if not in_module and run[0] == 0 and not locator.line(above).lstrip().startswith("#"):
+            while _is_blank(below, locator, text):
+                below += 1
+            end = locator.line_starts[below - 1] if below <= len(locator.line_starts) else len(text)
+        elif above == 0 or not locator.line(above).strip():
+            end = _line_end(below, locator, text)
+    return [Edit(start, end, "")]
 
 
 def _alias_removal(statement: ast.stmt, alias: ast.alias, locator: Locator) -> Edit:

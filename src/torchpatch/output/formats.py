@@ -161,7 +161,7 @@ def _edit_json(fix: Fix, result: FileResult) -> list[dict]:
     locator = Locator(text)
     edits = []
     source = result.source
-    for edit in fix.edits:
+    for edit in [*fix.edits, *fix.joint_edits]:  # taken together, the findings' edits are what --fix writes
         row, column = locator.position(edit.start)
         end_row, end_column = locator.position(edit.end)
         if source is not None:

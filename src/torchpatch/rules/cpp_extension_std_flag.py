@@ -6,6 +6,7 @@ import ast
 import re
 import weakref
 
+from torchpatch.rules._helpers import remove_element
 from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v
 
@@ -88,7 +89,9 @@ class CppExtensionStdFlag(Rule):
                             and _OLD_STANDARD.match(flag.value)) or id(flag) in reported:
                         continue
                     reported.add(id(flag))
-                    fix = Fix(f"Drop `{flag.value}`", [_remove_element(ctx, flags, index)], UNSAFE)
+                    # (A two-element tuple would become a parenthesized string: no fix.)
+                    two_tuple = isinstance(flags, ast.Tuple) and len(flags.elts) == 2
+                    fix = None if two_tuple else Fix(f"Drop `{flag.value}`", [_remove_element(ctx, flags, index)], UNSAFE)
                     yield ctx.diagnostic(flag, (
                         f"`{flag.value}` overrides the C++ standard torch builds extensions with: `-std=c++20` "
                         f"since PyTorch {self.changed_in}, whose headers use C++20; drop it"), fix)
@@ -130,7 +133,9 @@ def _assignments(ctx, call: ast.Call, name: str):
 
 
 def _remove_element(ctx, sequence: ast.List | ast.Tuple, index: int) -> Edit:
-    """The edit that removes one element of a list literal with its separating comma."""
+    """The edit that removes one element of a list literal with its separating comma (comments kept)."""
+    if isinstance(sequence, ast.List):
+        return remove_element(ctx, sequence, index)
     elements = sequence.elts
     element = elements[index]
     if index + 1 < len(elements):

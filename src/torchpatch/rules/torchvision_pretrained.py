@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from torchpatch.rules._helpers import has_double_star, keyword, literal, replace_node
 from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule
@@ -269,6 +270,15 @@ class TorchvisionPretrained(Rule):
         package = model.rpartition(".")[0] if new == "weights" else ""
         module = "torchvision.models" + (f".{package}" if package else "")
         enum_class, _, member = enum.partition(".")
-        text, import_edits = ctx.name_for(f"{module}.{enum_class}", module)
+        # Each weights enum is defined next to its builder (torchvision/models/detection/faster_rcnn.py holds
+        # both, and the package re-exports both): ``torchvision.models.detection.fasterrcnn_resnet50_fpn(...)``
+        # gets ``torchvision.models.detection.FasterRCNN_..._Weights``, the prefix the call already spells.
+        prefix = call.func.value if isinstance(call.func, ast.Attribute) else None
+        defining = f"{module}.{MODELS[model][2]}"
+        if new == "weights" and prefix is not None and ctx.resolves_to(prefix) in (module, defining) \
+                and re.fullmatch(r"[\w.]+", ctx.source(prefix)):
+            text, import_edits = f"{ctx.source(prefix)}.{enum_class}", []
+        else:
+            text, import_edits = ctx.name_for(f"{module}.{enum_class}", module)
         return Fix(message=f"Replace with `{new}={enum_class}.{member}` (the weights `True` loaded)",
                    edits=[*import_edits, replace_node(ctx, target, f"{new}={text}.{member}")], applicability=SAFE)
