@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from torchpatch.rules._call_sites import (
     CALLEE, DECORATOR, IMPORT, Insertions, has_starred, in_annotation, insert_after_positional,
-    insert_first_argument, positional_to_keywords, reference_role, root_name,
+    insert_first_argument, is_none_test, positional_to_keywords, reference_role, root_name,
 )
 from torchpatch.rules._helpers import add_keyword, has_double_star, keyword, replace_node
 from torchpatch.rules.base import UNSAFE, Fix, Rule
@@ -73,8 +73,10 @@ class AmpApiRule(Rule):
 
     def check_reference(self, ctx, reference):
         role = reference_role(reference)
-        if role in (CALLEE, IMPORT):
-            return  # calls are fixed where they happen; the import goes once it is unused
+        if role in (CALLEE, IMPORT) or is_none_test(reference):
+            # calls are fixed where they happen; the import goes once it is unused; ``autocast is None``
+            # after a guarded import only asks whether the name imported (still shipped in 2.15)
+            return
         api = reference.qualname.rpartition(".")[2]
         node = reference.node
         if role == DECORATOR and api in ("custom_fwd", "custom_bwd"):

@@ -51,6 +51,25 @@ def reference_role(reference) -> str:
     return OTHER
 
 
+def is_none_test(reference) -> bool:
+    """Whether the watched name is only compared with ``None`` (``if autocast is None:``, sparseml 1.8's
+    check after ``try: from torch.cuda.amp import autocast / except ImportError: autocast = None``): an
+    availability probe that neither calls nor constructs the object. Only for rules whose name is still
+    shipped in the target (deprecated, not removed): a removed attribute would fail before the test."""
+    node = reference.node
+    for part in _header(reference.statement):
+        for inner in ast.walk(part):
+            if type(inner) is ast.Compare and len(inner.ops) == 1 and type(inner.ops[0]) in (ast.Is, ast.IsNot):
+                left, right = inner.left, inner.comparators[0]
+                if (left is node and _is_none(right)) or (right is node and _is_none(left)):
+                    return True
+    return False
+
+
+def _is_none(expr: ast.expr) -> bool:
+    return type(expr) is ast.Constant and expr.value is None
+
+
 def is_assignment_target(reference) -> bool:
     """Whether the watched name is what an assignment or ``del`` stores to (``torch.cuda.f = g``): the
     statement replaces torch's object and does not use it."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from torchpatch.rules._call_sites import CALLEE, IMPORT, reference_role, root_name
+from torchpatch.rules._call_sites import CALLEE, IMPORT, is_none_test, reference_role, root_name
 from torchpatch.rules._helpers import has_star_args, keyword, replace_node
 from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule
 from torchpatch.versions import v
@@ -88,8 +88,8 @@ class PrivateRegisterPytreeNode(Rule):
         yield ctx.diagnostic(call.func, self._message(ctx), self._fix(ctx, call.func))
 
     def check_reference(self, ctx, reference):
-        if reference_role(reference) in (CALLEE, IMPORT):
-            return
+        if reference_role(reference) in (CALLEE, IMPORT) or is_none_test(reference):
+            return  # ``is None`` after a guarded import is a probe (the old name is still in 2.15)
         yield ctx.diagnostic(reference.node, self._message(ctx))
 
     @staticmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from torchpatch.rules._call_sites import is_none_test
 from torchpatch.rules._helpers import public_and_defining_names
 from torchpatch.rules.base import Invalid, Rule, Valid
 from torchpatch.versions import v
@@ -80,8 +81,8 @@ class TorchscriptDeprecated(Rule):
     ]
 
     def check_reference(self, ctx, reference):
-        if reference.in_import:
-            return
+        if reference.in_import or is_none_test(reference):
+            return  # ``torch.jit.script is not None`` probes a name that 2.15 still ships
         leaf = _NAMES[reference.qualname]
         message = (f"`torch.jit.{leaf}` is {self.version_phrase(ctx.target)} (DeprecationWarning; "
                    f"FutureWarning from 2.14): TorchScript is deprecated, use {_ADVICE[leaf]}")
