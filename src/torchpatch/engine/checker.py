@@ -279,13 +279,7 @@ def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, m
         _Walker(ctx, index, candidate_rows).run()
         return ctx.diagnostics
     finally:
-        _release(scopes)
-
-
-def _release(scopes: ScopeTree) -> None:
-    """Break the binding <-> scope cycles, so the file's scopes are freed at once, not by the cyclic collector."""
-    for scope in (scopes.module_scope, *scopes.scope_of.values()):
-        scope.bindings.clear()
+        scopes.release()  # freed at once, not by the cyclic collector
 
 
 def _tracked_names(scopes: ScopeTree) -> set[str]:
