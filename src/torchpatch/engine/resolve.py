@@ -67,7 +67,8 @@ def _store_names(target: ast.expr) -> list[str]:
     return []
 
 
-def _is_chain(expr: ast.expr) -> bool:
+def is_chain(expr: ast.expr) -> bool:
+    """A name or a chain of attributes on a name (``torch.cuda.amp``)."""
     while isinstance(expr, ast.Attribute):
         expr = expr.value
     return isinstance(expr, ast.Name)
@@ -175,13 +176,13 @@ class ScopeTree:
         single = len(targets) == 1 and type(targets[0]) is ast.Name
         for target in targets:
             for name in _store_names(target):
-                alias = node.value if single and _is_chain(node.value) else None
+                alias = node.value if single and is_chain(node.value) else None
                 self._bind(scope, name, node, alias_of=alias)
 
     def _visit_annotated_assign(self, node: ast.AnnAssign | ast.AugAssign, scope: Scope) -> None:
         if isinstance(node.target, ast.Name) and (not isinstance(node, ast.AnnAssign) or node.value is not None or scope.kind == "function"):
             value = getattr(node, "value", None)
-            alias = value if isinstance(node, ast.AnnAssign) and value is not None and _is_chain(value) else None
+            alias = value if isinstance(node, ast.AnnAssign) and value is not None and is_chain(value) else None
             self._bind(scope, node.target.id, node, alias_of=alias)
 
     def _visit_for(self, node: ast.For | ast.AsyncFor, scope: Scope) -> None:
