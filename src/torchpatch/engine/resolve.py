@@ -53,10 +53,6 @@ class Scope:
         return scope
 
 
-def _end(node: ast.AST) -> Position:
-    return (node.end_lineno or node.lineno, node.end_col_offset or 0)
-
-
 def _store_names(target: ast.expr) -> list[str]:
     if isinstance(target, ast.Name):
         return [target.id]
@@ -113,12 +109,19 @@ class ScopeTree:
         self._guard_facts.clear()
 
     # -- pass 1 -------------------------------------------------------------------------------
-    def _bind(self, scope: Scope, name: str, node: ast.AST, **kwargs) -> None:
-        target = scope
+    def _bind(self, scope: Scope, name: str, node: ast.AST, qualname: str | None = None,
+              alias_of: ast.expr | None = None, import_node: ast.stmt | None = None,
+              import_alias: ast.alias | None = None, star: bool = False) -> None:
         if scope.kind == "function" and name in scope.global_names:
-            target = scope.module
-        target.bind(Binding(name=name, position=_end(node), fallback=self._fallback_depth > 0,
-                            conditional=self._conditional_depth > 0, **kwargs))
+            scope = scope.module
+        # Scope.bind and _end, inlined: pass 1 makes one binding per name bound in the file.
+        binding = Binding(name, (node.end_lineno or node.lineno, node.end_col_offset or 0), qualname, alias_of, scope,
+                          self._fallback_depth > 0, self._conditional_depth > 0, import_node, import_alias, star)
+        bindings = scope.bindings.get(name)
+        if bindings is None:
+            scope.bindings[name] = [binding]
+        else:
+            bindings.append(binding)
 
     def _visit_body(self, body: list[ast.stmt], scope: Scope) -> None:
         early = False
@@ -173,11 +176,13 @@ class ScopeTree:
 
     def _visit_assign(self, node: ast.Assign, scope: Scope) -> None:
         targets = node.targets
-        single = len(targets) == 1 and type(targets[0]) is ast.Name
+        if len(targets) == 1 and type(targets[0]) is ast.Name:  # ``x = ...``: most assignments
+            value = node.value
+            self._bind(scope, targets[0].id, node, alias_of=value if is_chain(value) else None)
+            return
         for target in targets:
             for name in _store_names(target):
-                alias = node.value if single and is_chain(node.value) else None
-                self._bind(scope, name, node, alias_of=alias)
+                self._bind(scope, name, node)
 
     def _visit_annotated_assign(self, node: ast.AnnAssign | ast.AugAssign, scope: Scope) -> None:
         if isinstance(node.target, ast.Name) and (not isinstance(node, ast.AnnAssign) or node.value is not None or scope.kind == "function"):
