@@ -81,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"same_results: {tree}: not a folder, skipped", file=sys.stderr)
     modes = [("json", ["--output-format", "json"]), ("json, --select ALL", ["--output-format", "json", "--select", "ALL"]),
-             ("--diff --unsafe-fixes", ["--diff", "--unsafe-fixes"])]
+             ("--diff --unsafe-fixes", ["--diff", "--unsafe-fixes"]),
+             ("--diff --unsafe-fixes --select ALL", ["--diff", "--unsafe-fixes", "--select", "ALL"])]
     failures = 0
     with tempfile.TemporaryDirectory(prefix="torchpatch-same-") as folder:
         baseline = baseline_sources(args.baseline, Path(folder))

@@ -168,3 +168,77 @@ def test_reader_skips_names_bound_to_nothing_watched_starts_with():
 
 def test_reader_needs_whole_identifiers():
     assert _kept("mytorch.load(p)\ntorch_load(p)\n") == []
+
+
+# -- files not walked at all (candidates.nothing_to_walk): pass 1 is skipped when the walker would visit
+# nothing but imports no rule watches. Each case below is one way the walker still sees something there; the
+# skip must notice it (each is flagged, and the same as with every mention walked, which never skips).
+
+SKIP_EDGES = {
+    "a statement after the import on its row": ("import torch; torch.load('m.pt')\n", "TP301"),
+    "a method call after an untracked import on its row": ("# torch\nimport os; t.zero_grad(set_to_none=False)\n", "TP904"),
+    "a method call before an untracked import on its row": ("# torch\nt.zero_grad(set_to_none=False); import os\n", "TP904"),
+    "a header on the import's row": ("# torch\nif t.storage(): import os\n", "TP224"),
+    "a handler type whose header range holds the import's row": (
+        "# torch\ntry:\n    import os\nexcept t.storage():\n    pass\n", "TP224"),
+    # The text reader finds no mention of the full-width name; only the import row gets the header walked.
+    "a handler type the text reader cannot see": (
+        "try:\n    import torch\nexcept \uff54orch.cuda.amp.GradScaler:\n    pass\n", "TP202"),
+    "an import a rule watches, in a function": (
+        "def f():\n    from torch.distributed.checkpoint._hf_storage import _HuggingFaceStorageReader\n", "TP104"),
+    "a watched name through an alias in a function": (
+        "import torch\ndef f():\n    amp = torch.cuda.amp\n    amp.autocast()\n", "TP202"),
+    "a watched method on a tracked file": ("import torch\nstate = model.storage()\n", "TP224"),
+    "an attribute a rule watches": ("import torch\nx.require_grad = True\n", "TP520"),
+}
+
+
+def _walks(code: str) -> bool:
+    import ast
+
+    from torchpatch.engine.candidates import nothing_to_walk
+    from torchpatch.rules._api_db import star_exports
+
+    settings = make_settings(select=["ALL"], min_torch="2.4")
+    index = settings.rules_for(Path("snippet.py"))
+    return not nothing_to_walk(code, ast.parse(code), index,
+                               lambda module: star_exports(module, settings.min_torch, settings.target))
+
+
+def _same_without_the_skip(tmp_path, monkeypatch, code: str):
+    """Findings and fixes with the skip, and with pass 1 run for every file: the same to the byte.
+    (Not against every mention walked: that mode leaves import rows out, so it may see less here.)"""
+    import torchpatch.engine.checker as checker
+
+    path = tmp_path / "snippet.py"
+    skipping = _results(path, code, False, monkeypatch, min_torch="2.4")
+    monkeypatch.setattr(checker, "nothing_to_walk", lambda *arguments, **keywords: False)
+    always = _results(path, code, False, monkeypatch, min_torch="2.4")
+    monkeypatch.undo()
+    assert skipping == always
+    return skipping
+
+
+@pytest.mark.parametrize("name", list(SKIP_EDGES))
+def test_files_the_walker_still_sees_are_walked(tmp_path, monkeypatch, name):
+    code, expected = SKIP_EDGES[name]
+    assert _walks(code)
+    _, findings, _, _ = _same_without_the_skip(tmp_path, monkeypatch, code)
+    assert expected in [f[0] for f in findings], findings
+
+
+NOTHING_TO_WALK = {
+    "torch used only through names no rule watches": "import torch\nimport torch.nn as nn\nx = torch.cat([a, b])\nlayer = nn.Linear(2, 2)\n",
+    "no tracked import at all": "# works with torch tensors\nimport os\nimport numpy as np\nx = np.zeros(3)\n",
+    "a try/except ImportError around the import": "try:\n    import torch\nexcept ImportError:\n    torch = None\nx = torch.cat([a])\n",
+    "an alias to a name no rule watches": "import torch\nF = torch.nn.functional\ny = F.relu(x)\n",
+    "imports inside functions": "def f():\n    import torch\n    return torch.zeros(2)\n",
+}
+
+
+@pytest.mark.parametrize("name", list(NOTHING_TO_WALK))
+def test_files_with_nothing_to_walk_are_skipped_with_the_same_result(tmp_path, monkeypatch, name):
+    code = NOTHING_TO_WALK[name]
+    assert not _walks(code)
+    assert _same_without_the_skip(tmp_path, monkeypatch, code)[1] == []
+    assert _assert_same(tmp_path, monkeypatch, code, min_torch="2.4")[1] == []

@@ -21,11 +21,17 @@ example gets the same findings with and without this filter.
 
 from __future__ import annotations
 
+import ast
+import bisect
 import re
 import unicodedata
-from typing import Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
-from torchpatch.engine.resolve import ScopeTree
+from torchpatch.engine.resolve import TRACKED_ROOTS, ScopeTree, is_chain
+from torchpatch.engine.source import Locator
+
+if TYPE_CHECKING:
+    from torchpatch.engine.checker import RuleIndex
 
 # What may separate the parts of a chain: whitespace and newlines (inside brackets), line continuations, comments.
 _GAP = r"(?:[\s\\]|#[^\r\n]*(?![^\r\n]))*"  # a comment runs to the end of its line: one way to match
@@ -45,10 +51,6 @@ def bound_qualnames(scopes: ScopeTree, names: Iterable[str]) -> dict[str, set[st
                     if qualname is not None:
                         found[name].add(qualname)
     return found
-
-
-def _is_word_character(character: str) -> bool:
-    return character.isalnum() or character == "_"
 
 
 def watched_mentions(text: str, bound: dict[str, set[str]], watched: frozenset[str],
@@ -99,8 +101,274 @@ def word_offsets_of(text: str, name: str, end: int) -> list[int]:
     index = text.find(name)
     while index != -1:
         after = index + length
-        if (index == 0 or not _is_word_character(text[index - 1])) and (
-                after >= end or not _is_word_character(text[after])):
-            found.append(index)
+        # A word character is alphanumeric or ``_`` (inlined: this loop sees every ``torch`` of the file).
+        before = text[index - 1] if index else " "
+        if not (before.isalnum() or before == "_"):
+            following = text[after] if after < end else " "
+            if not (following.isalnum() or following == "_"):
+                found.append(index)
         index = text.find(name, after)
     return found
+
+
+def rows_of(text: str, offsets: list[int]) -> list[int]:
+    """The sorted distinct 1-based rows of ``offsets`` (sorted in place)."""
+    offsets.sort()
+    if "\r" in text:  # lone CR is a line break for Python too: use the full line table
+        line_starts = Locator(text).line_starts
+        return sorted({bisect.bisect_right(line_starts, offset) for offset in offsets})
+    rows = []
+    row, previous = 1, 0
+    for offset in offsets:
+        row += text.count("\n", previous, offset)
+        previous = offset
+        if not rows or rows[-1] != row:
+            rows.append(row)
+    return rows
+
+
+# -- files the walker would see nothing of ----------------------------------------------------------
+# With the scope tree, the candidate rows of a file are the rows of its watched mentions and of its imports
+# (checker._candidate_rows), and the walker visits a statement or a compound statement's header only when one
+# of those rows falls inside it. So when every candidate row is an import row, no rule watches anything those
+# imports name, and no other statement or header covers an import row, the walker visits the imports alone
+# and reports nothing: pass 1 (the scope tree, the guard classification) need not run at all. That is most
+# files of a large tree. Everything here is read off the syntax tree and the text, without resolving a name:
+# what the scope tree would bind is over-approximated (every binding of every scope, aliases followed
+# without regard to shadowing or order), which can only keep more rows, so only ever walk more.
+
+#: Statements that hold no statements and bind no name through an import or an alias.
+_LEAVES = frozenset({ast.Expr, ast.Return, ast.Raise, ast.Assert, ast.Pass, ast.Break, ast.Continue, ast.Delete,
+                     ast.AugAssign, ast.Global, ast.Nonlocal})
+_IMPORTS = (ast.Import, ast.ImportFrom)
+_TRY_STATEMENTS = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+
+
+def _dotted_prefixes(dotted: str) -> Iterable[str]:
+    parts = dotted.split(".")
+    return (".".join(parts[:i]) for i in range(1, len(parts) + 1))
+
+
+def _import_reaches_a_rule(node: ast.Import | ast.ImportFrom, references: dict) -> bool:
+    """Whether the walker's import visit (checker._Walker._visit_import) can hand this import to a rule."""
+    if type(node) is ast.Import:
+        return any(alias.name.split(".")[0] in TRACKED_ROOTS and any(p in references for p in _dotted_prefixes(alias.name))
+                   for alias in node.names)
+    module = node.module
+    if node.level or not module or module.split(".")[0] not in TRACKED_ROOTS:
+        return False
+    return any(p in references for p in _dotted_prefixes(module)) \
+        or any(f"{module}.{alias.name}" in references for alias in node.names)
+
+
+def _header(node: ast.stmt) -> list[ast.AST]:
+    """Every expression the walker may visit as the header of a compound statement (checker._split_statement's
+    header, or more: version checks and fallback handlers are not told apart here)."""
+    kind = type(node)
+    if kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+        arguments = node.args
+        return [*node.decorator_list, *arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]
+    if kind is ast.ClassDef:
+        return [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
+    if kind in (ast.If, ast.While):
+        return [node.test]
+    if kind in (ast.For, ast.AsyncFor):
+        return [node.iter]
+    if kind in (ast.With, ast.AsyncWith):
+        return [item.context_expr for item in node.items]
+    if kind in _TRY_STATEMENTS:
+        from torchpatch.engine.guards import catches_missing_api
+
+        return [h.type for h in node.handlers if h.type is not None and not catches_missing_api(h)]
+    if kind is ast.Match:
+        return [node.subject, *(c.guard for c in node.cases if c.guard is not None)]
+    return [node]
+
+
+#: The statement lists of the compound statements that hold them in fields of their own.
+_BODY_FIELDS = {ast.FunctionDef: ("body",), ast.AsyncFunctionDef: ("body",), ast.ClassDef: ("body",),
+                ast.If: ("body", "orelse"), ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"),
+                ast.While: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",)}
+
+
+def _bodies(node: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists a compound statement holds (those pass 1 visits)."""
+    kind = type(node)
+    if kind in _TRY_STATEMENTS:
+        return [node.body, *(h.body for h in node.handlers), node.orelse, node.finalbody]
+    if kind is ast.Match:
+        return [case.body for case in node.cases]
+    return [body for body in (getattr(node, "body", None), getattr(node, "orelse", None)) if body]
+
+
+class Mentions:
+    """What :func:`nothing_to_walk` found on its way, for checker._candidate_rows to reuse when it holds exactly."""
+
+    __slots__ = ("names", "qualnames", "watched", "others")
+
+    def __init__(self) -> None:
+        self.names: set[str] | None = None  # checker._tracked_names's answer (the same set, see _tracked)
+        self.qualnames: dict[str, set[str]] = {}  # per name, the qualnames watched_mentions was given
+        self.watched: list[int] | None = None  # watched_mentions(text, qualnames, ...)
+        self.others: list[int] | None = None  # the watched methods' and assigned attributes' offsets
+
+    def watched_offsets(self, bound: dict[str, set[str]], prefixes: frozenset[str]) -> list[int] | None:
+        """The watched mentions for ``bound`` when they were found for the same qualnames (those starting a
+        watched name, the only ones watched_mentions looks at), else None."""
+        if self.watched is None or set(bound) != self.names:
+            return None
+        for name, qualnames in bound.items():
+            if {q for q in qualnames if q in prefixes} != self.qualnames.get(name, set()):
+                return None
+        return self.watched
+
+
+def nothing_to_walk(text: str, tree: ast.Module, index: "RuleIndex",
+                    star_exports: Callable[[str], frozenset[str] | None], found: Mentions | None = None) -> bool:
+    """True when the walker would visit nothing but imports no rule watches (see above): no finding is possible.
+    ``found``, when given, keeps the mentions read on the way (for the candidate rows of a file that is walked)."""
+    references = index.references
+    imports: list[ast.stmt] = []
+    compounds: list[ast.stmt] = []
+    bound: dict[str, set[str]] = {}  # name -> tracked qualnames its import bindings give it
+    aliases: list[tuple[str, str, str]] = []  # ``name = root.a.b``: (name, root, ".a.b")
+    blocks = [tree.body]
+    while blocks:
+        body = blocks.pop()
+        for position, statement in enumerate(body):
+            kind = type(statement)
+            if kind in _LEAVES:
+                continue
+            if kind is ast.Assign or kind is ast.AnnAssign:
+                value = statement.value
+                if type(value) is ast.Attribute or type(value) is ast.Name:  # else no alias, nothing to learn
+                    if kind is ast.Assign:
+                        targets = statement.targets
+                        target = targets[0] if len(targets) == 1 else None
+                    else:
+                        target = statement.target
+                    if type(target) is ast.Name and is_chain(value):
+                        root, parts = value, []
+                        while type(root) is ast.Attribute:
+                            parts.append(root.attr)
+                            root = root.value
+                        aliases.append((target.id, root.id, "".join(f".{part}" for part in reversed(parts))))
+                continue
+            if kind is ast.Import or kind is ast.ImportFrom:
+                if _import_reaches_a_rule(statement, references):
+                    return False
+                row = statement.lineno
+                # Another statement on the import's row (``import os; x.cuda()``) is walked with it.
+                if position > 0 and type(body[position - 1]) not in _IMPORTS and body[position - 1].end_lineno >= row:
+                    return False
+                if position + 1 < len(body) and type(body[position + 1]) not in _IMPORTS and body[position + 1].lineno <= row:
+                    return False
+                imports.append(statement)
+                _import_bindings(statement, bound, star_exports)
+                continue
+            compounds.append(statement)
+            holders = _BODY_FIELDS.get(kind)
+            if holders is None:
+                blocks.extend(_bodies(statement))
+            else:
+                for holder in holders:
+                    inner = getattr(statement, holder)
+                    if inner:
+                        blocks.append(inner)
+    import_rows = sorted({statement.lineno for statement in imports})
+    if not import_rows:
+        return True  # check_tree returns at once for a file with no import and no candidate row
+    names = _tracked(bound, aliases)
+    found = found if found is not None else Mentions()
+    found.names = names
+    if names:
+        offsets: list[int] = []
+        if index.method_pattern is not None:
+            offsets.extend(match.start() for match in index.method_pattern.finditer(text))
+        if index.attributes:
+            end = len(text)
+            offsets.extend(offset for name in index.attributes for offset in word_offsets_of(text, name, end))
+        found.others = offsets
+        if offsets and not _on_rows(text, offsets, import_rows):
+            return False
+        qualnames = _alias_qualnames(bound, aliases, index.watched_prefixes)
+        found.qualnames = {name: qualnames.get(name, set()) for name in names}
+        found.watched = watched_mentions(text, found.qualnames, index.watched, index.watched_prefixes)
+        if found.watched and not _on_rows(text, found.watched, import_rows):
+            return False
+    # A header whose rows hold an import row is walked (``try:`` ... ``except Error:`` spans its body).
+    for statement in compounds:
+        first = getattr(statement, "decorator_list", None)
+        first = min(statement.lineno, *(d.lineno for d in first)) if first else statement.lineno
+        at = bisect.bisect_left(import_rows, first)
+        if at == len(import_rows) or import_rows[at] > statement.end_lineno:
+            continue  # no import row anywhere in the statement
+        header = _header(statement)
+        if header:
+            low = min(statement.lineno, *(getattr(n, "lineno", statement.lineno) for n in header))
+            high = max(getattr(n, "end_lineno", statement.lineno) or statement.lineno for n in header)
+            at = bisect.bisect_left(import_rows, low)
+            if at < len(import_rows) and import_rows[at] <= high:
+                return False
+    return True
+
+
+def _on_rows(text: str, offsets: list[int], rows: list[int]) -> bool:
+    allowed = set(rows)
+    return all(row in allowed for row in rows_of(text, list(offsets)))
+
+
+def _import_bindings(node: ast.Import | ast.ImportFrom, bound: dict[str, set[str]],
+                     star_exports: Callable[[str], frozenset[str] | None]) -> None:
+    """The tracked qualified names an import binds (as ScopeTree binds them; other names are no use here)."""
+    if type(node) is ast.Import:
+        for alias in node.names:
+            root = alias.name.split(".")[0]
+            if root in TRACKED_ROOTS:
+                if alias.asname:
+                    bound.setdefault(alias.asname, set()).add(alias.name)
+                else:
+                    bound.setdefault(root, set()).add(root)
+        return
+    module = node.module
+    if node.level or not module or module.split(".")[0] not in TRACKED_ROOTS:
+        return
+    for alias in node.names:
+        if alias.name == "*":
+            names = star_exports(module) if module.split(".")[0] == "torch" else None
+            for name in names or ():
+                bound.setdefault(name, set()).add(f"{module}.{name}")
+        else:
+            bound.setdefault(alias.asname or alias.name, set()).add(f"{module}.{alias.name}")
+
+
+def _tracked(bound: dict[str, set[str]], aliases: list[tuple[str, str, str]]) -> set[str]:
+    """checker._tracked_names from the import bindings and aliases alone (the same set: no lookup is involved)."""
+    names = set(bound)
+    changed = True
+    while changed:
+        changed = False
+        for name, root, _ in aliases:
+            if name not in names and root in names:
+                names.add(name)
+                changed = True
+    return names
+
+
+def _alias_qualnames(bound: dict[str, set[str]], aliases: list[tuple[str, str, str]],
+                     prefixes: frozenset[str]) -> dict[str, set[str]]:
+    """For each name, every qualified name that starts a watched one and that one of its bindings may resolve
+    to, following aliases through any binding of their root (a superset of bound_qualnames' answer)."""
+    qualnames = {name: {q for q in found if q in prefixes} for name, found in bound.items()}
+    changed = True
+    while changed:  # finite: every set stays inside ``prefixes``
+        changed = False
+        for name, root, suffix in aliases:
+            for base in tuple(qualnames.get(root, ())):
+                extended = base + suffix
+                if extended in prefixes:
+                    found = qualnames.setdefault(name, set())
+                    if extended not in found:
+                        found.add(extended)
+                        changed = True
+    return qualnames

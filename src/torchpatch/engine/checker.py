@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from torchpatch.engine.candidates import bound_qualnames, watched_mentions, word_offsets_of
+from torchpatch.engine.candidates import (Mentions, bound_qualnames, nothing_to_walk, rows_of, watched_mentions,
+                                          word_offsets_of)
 from torchpatch.engine.guards import (BODY_IS_OLD, BOTH, ELSE_IS_OLD, handler_is_fallback,
                                       import_returns_early, old_branch, operands_on_new_releases)
 from torchpatch.engine.resolve import TRACKED_ROOTS, Binding, Scope, ScopeTree, returns_early_on_new_releases
@@ -270,22 +271,20 @@ def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, m
                locator: Locator | None = None, every_mention: bool = False) -> list[Diagnostic]:
     """The rules' findings in one parsed file. ``every_mention`` walks every statement that mentions a
     tracked name, not only those whose chains can reach a watched name (the same findings, slower; for tests)."""
-    scopes = ScopeTree(tree, lambda module: star_exports(module, min_torch, target))
+    exports = lambda module: star_exports(module, min_torch, target)  # noqa: E731
+    found = Mentions()
+    if not every_mention and nothing_to_walk(text, tree, index, exports, found):
+        return []  # most files: no rule can see anything in them, and pass 1 is not needed to know it
+    scopes = ScopeTree(tree, exports)
     try:
         ctx = Context(text, locator, tree, scopes, target, min_torch)
-        candidate_rows = _candidate_rows(text, scopes, index, every_mention)
+        candidate_rows = _candidate_rows(text, scopes, index, every_mention, found)
         if not candidate_rows and not scopes.imports:
             return []
         _Walker(ctx, index, candidate_rows).run()
         return ctx.diagnostics
     finally:
-        _release(scopes)
-
-
-def _release(scopes: ScopeTree) -> None:
-    """Break the binding <-> scope cycles, so the file's scopes are freed at once, not by the cyclic collector."""
-    for scope in (scopes.module_scope, *scopes.scope_of.values()):
-        scope.bindings.clear()
+        scopes.release()  # freed at once, not by the cyclic collector
 
 
 def _tracked_names(scopes: ScopeTree) -> set[str]:
@@ -315,41 +314,36 @@ def word_offsets(text: str, names: Iterable[str]) -> list[int]:
     return [offset for name in names for offset in word_offsets_of(text, name, end)]
 
 
-def _candidate_rows(text: str, scopes: ScopeTree, index: RuleIndex, every_mention: bool = False) -> list[int]:
+def _candidate_rows(text: str, scopes: ScopeTree, index: RuleIndex, every_mention: bool = False,
+                    found: Mentions | None = None) -> list[int]:
     """Rows where a tracked name whose chain can reach a watched name (engine/candidates.py), or a watched
-    method, appears as text: only their statements are walked."""
+    method, appears as text: only their statements are walked. ``found``: what nothing_to_walk read of the
+    text, reused where it is exactly what would be computed here."""
     offsets: list[int] = []
     names = _tracked_names(scopes)
+    if found is not None and found.names != names:
+        found = None
     if names and every_mention:
         offsets.extend(word_offsets(text, names))
     elif names:
-        offsets.extend(watched_mentions(text, bound_qualnames(scopes, names), index.watched, index.watched_prefixes))
-    if index.method_pattern is not None and names:
-        offsets.extend(match.start() for match in index.method_pattern.finditer(text))
-    if index.attributes and names:
-        offsets.extend(word_offsets(text, index.attributes))
+        bound = bound_qualnames(scopes, names)
+        known = found.watched_offsets(bound, index.watched_prefixes) if found is not None else None
+        offsets.extend(known if known is not None else
+                       watched_mentions(text, bound, index.watched, index.watched_prefixes))
+    if names and found is not None and found.others is not None:
+        offsets.extend(found.others)
+    else:
+        if index.method_pattern is not None and names:
+            offsets.extend(match.start() for match in index.method_pattern.finditer(text))
+        if index.attributes and names:
+            offsets.extend(word_offsets(text, index.attributes))
     if not every_mention:
         # An import makes its names out of the module and ``import x`` (not a chain of the text): the body that
         # holds one must be walked, so every import row counts.
         import_rows = sorted({node.lineno for node, _ in scopes.imports})
-        rows = _rows_of(text, offsets) if offsets else []
+        rows = rows_of(text, offsets) if offsets else []
         return sorted(set(rows).union(import_rows)) if import_rows else rows
-    return _rows_of(text, offsets) if offsets else []
-
-
-def _rows_of(text: str, offsets: list[int]) -> list[int]:
-    offsets.sort()
-    if "\r" in text:  # lone CR is a line break for Python too: use the full line table
-        line_starts = Locator(text).line_starts
-        return sorted({bisect.bisect_right(line_starts, offset) for offset in offsets})
-    rows = []
-    row, previous = 1, 0
-    for offset in offsets:
-        row += text.count("\n", previous, offset)
-        previous = offset
-        if not rows or rows[-1] != row:
-            rows.append(row)
-    return rows
+    return rows_of(text, offsets) if offsets else []
 
 
 #: Statements without nested statements: walked whole when a candidate row falls inside them.

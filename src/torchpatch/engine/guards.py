@@ -168,9 +168,15 @@ class GuardFacts:
     imported: frozenset[str] = frozenset()
 
     def is_torch(self, expr: ast.expr) -> bool:
+        return self.torch_name(expr) is not None
+
+    def torch_name(self, expr: ast.expr) -> str | None:
+        """The torch name ``expr`` refers to, or None when it is not torch (one lookup for both questions)."""
         name = self.qualname(expr)
-        return name is not None and name.split(".")[0] in ("torch", "functorch", "torchvision", "torchaudio",
-                                                             "torchao", "torchtext")
+        return name if name is not None and name.split(".")[0] in _TRACKED_ROOTS else None
+
+
+_TRACKED_ROOTS = frozenset({"torch", "functorch", "torchvision", "torchaudio", "torchao", "torchtext"})
 
 
 def module_definitions(module: ast.Module) -> tuple[dict[str, list[tuple[str, ast.expr]]], frozenset[str]]:
@@ -289,16 +295,18 @@ def _is_version_value(expr: ast.expr, facts: GuardFacts, depth: int) -> bool:
         node = stack.pop()
         kind = type(node)
         if kind is ast.Attribute:
-            if facts.is_torch(node):
-                if _is_version_name(facts.qualname(node)):
+            torch_name = facts.torch_name(node)
+            if torch_name is not None:
+                if _is_version_name(torch_name):
                     return True
             elif name_role(node.attr) == "value":  # utils.TORCH_VERSION
                 return True
             else:
                 stack.append(node.value)
         elif kind is ast.Name:
-            if facts.is_torch(node):
-                if _is_version_name(facts.qualname(node)):
+            torch_name = facts.torch_name(node)
+            if torch_name is not None:
+                if _is_version_name(torch_name):
                     return True
                 continue
             definitions = facts.definitions.get(node.id)
@@ -407,11 +415,13 @@ def _is_version_constant(expr: ast.expr, facts: GuardFacts) -> bool:
     """A name for one torch release: ``TORCH_VERSION_2_8_0``, ``utils.TORCH_VER_2_4`` — a torch token,
     a version token and a number. A visible definition must be ``Version("2.8.0")``/``parse("2.8")``."""
     name = expr.id if type(expr) is ast.Name else expr.attr if type(expr) is ast.Attribute else None
-    if name is None or facts.is_torch(expr):
+    if name is None:
         return False
     tokens = _tokens(name)
     if not (any(t in _TORCH_TOKENS for t in tokens) and any(t in _VALUE_TOKENS for t in tokens)
             and any(t.isdigit() for t in tokens)):
+        return False
+    if facts.is_torch(expr):  # after the name test: a lookup costs more
         return False
     definitions = facts.definitions.get(name) if type(expr) is ast.Name else None
     if not definitions:

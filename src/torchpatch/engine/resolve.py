@@ -13,13 +13,11 @@ TRACKED_ROOTS = frozenset({"torch", "functorch", "torchvision", "torchaudio", "t
 
 Position = tuple[int, int]  # (row, ast column) — only compared, never shown
 
-#: Statements that bind no name and hold no statements: pass 1 skips them (most of a file).
-_BINDS_NOTHING = frozenset({ast.Expr, ast.Return, ast.Raise, ast.Assert, ast.Pass, ast.Break, ast.Continue, ast.Delete})
 _FALLBACK_EXCEPTIONS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"})
 _MAX_ALIAS_DEPTH = 16
 
 
-@dataclass
+@dataclass(slots=True)  # one per name binding of the file: slots make them cheaper to build and smaller
 class Binding:
     """One assignment of a name: to a qualified name, to an alias expression, or to something unknown."""
 
@@ -35,7 +33,7 @@ class Binding:
     star: bool = False  # bound by ``from torch.M import *`` (the names come from the star-export table)
 
 
-@dataclass
+@dataclass(slots=True)
 class Scope:
     kind: str  # module, class, function
     parent: "Scope | None"
@@ -55,10 +53,6 @@ class Scope:
         return scope
 
 
-def _end(node: ast.AST) -> Position:
-    return (node.end_lineno or node.lineno, node.end_col_offset or 0)
-
-
 def _store_names(target: ast.expr) -> list[str]:
     if isinstance(target, ast.Name):
         return [target.id]
@@ -69,7 +63,8 @@ def _store_names(target: ast.expr) -> list[str]:
     return []
 
 
-def _is_chain(expr: ast.expr) -> bool:
+def is_chain(expr: ast.expr) -> bool:
+    """A name or a chain of attributes on a name (``torch.cuda.amp``)."""
     while isinstance(expr, ast.Attribute):
         expr = expr.value
     return isinstance(expr, ast.Name)
@@ -92,129 +87,177 @@ class ScopeTree:
         self.scope_of: dict[int, Scope] = {}  # id(FunctionDef/ClassDef/Lambda) -> its scope
         self.imports: list[tuple[ast.stmt, Scope]] = []
         self.old_branch_of: dict[int, str | None] = {}  # id(ast.If) -> which branch is compatibility code
+        self._guard_facts: dict[int, GuardFacts] = {}  # id(scope) -> its facts (see guard_facts)
         self._fallback_depth = 0
         self._conditional_depth = 0
         self.definitions, self.imported_names = module_definitions(module)
         self._visit_body(module.body, self.module_scope)
 
     def guard_facts(self, scope: Scope) -> GuardFacts:
-        """What the compatibility-code classifier may know at ``scope``."""
-        return GuardFacts(qualname=lambda expr: self.qualname(expr, scope), definitions=self.definitions,
-                          imported=self.imported_names)
+        """What the compatibility-code classifier may know at ``scope`` (one per scope: asked at every ``if``)."""
+        facts = self._guard_facts.get(id(scope))
+        if facts is None:  # the cached facts hold the scope, so its id cannot be reused while cached
+            facts = self._guard_facts[id(scope)] = GuardFacts(
+                qualname=lambda expr: self.qualname(expr, scope), definitions=self.definitions,
+                imported=self.imported_names)
+        return facts
+
+    def release(self) -> None:
+        """Break the binding <-> scope and facts -> tree cycles, so the file's scopes are freed at once."""
+        for scope in (self.module_scope, *self.scope_of.values()):
+            scope.bindings.clear()
+        self._guard_facts.clear()
 
     # -- pass 1 -------------------------------------------------------------------------------
-    def _bind(self, scope: Scope, name: str, node: ast.AST, **kwargs) -> None:
-        target = scope
+    def _bind(self, scope: Scope, name: str, node: ast.AST, qualname: str | None = None,
+              alias_of: ast.expr | None = None, import_node: ast.stmt | None = None,
+              import_alias: ast.alias | None = None, star: bool = False) -> None:
         if scope.kind == "function" and name in scope.global_names:
-            target = scope.module
-        target.bind(Binding(name=name, position=_end(node), fallback=self._fallback_depth > 0,
-                            conditional=self._conditional_depth > 0, **kwargs))
+            scope = scope.module
+        # Scope.bind and _end, inlined: pass 1 makes one binding per name bound in the file.
+        binding = Binding(name, (node.end_lineno or node.lineno, node.end_col_offset or 0), qualname, alias_of, scope,
+                          self._fallback_depth > 0, self._conditional_depth > 0, import_node, import_alias, star)
+        bindings = scope.bindings.get(name)
+        if bindings is None:
+            scope.bindings[name] = [binding]
+        else:
+            bindings.append(binding)
 
     def _visit_body(self, body: list[ast.stmt], scope: Scope) -> None:
         early = False
+        visitors = self._visitors
         for statement in body:
-            if type(statement) not in _BINDS_NOTHING:
-                self._visit_statement(statement, scope)
-            if not early and type(statement) is ast.If and returns_early_on_new_releases(statement, self.old_branch_of):
+            kind = type(statement)
+            visit = visitors.get(kind)
+            if visit is not None:
+                visit(self, statement, scope)
+            if not early and kind is ast.If and returns_early_on_new_releases(statement, self.old_branch_of):
                 early = True  # the rest of the body runs on old releases only
                 self._fallback_depth += 1
         if early:
             self._fallback_depth -= 1
 
-    def _visit_statement(self, node: ast.stmt, scope: Scope) -> None:
-        if isinstance(node, ast.Import):
-            self.imports.append((node, scope))
-            for alias in node.names:
-                if alias.asname:
-                    self._bind(scope, alias.asname, node, qualname=alias.name, import_node=node, import_alias=alias)
-                else:
-                    root = alias.name.split(".")[0]
-                    self._bind(scope, root, node, qualname=root, import_node=node, import_alias=alias)
-        elif isinstance(node, ast.ImportFrom):
-            self.imports.append((node, scope))
-            for alias in node.names:
-                if alias.name == "*":
-                    self._bind_star(scope, node)
-                    continue
-                qualname = f"{node.module}.{alias.name}" if node.module and not node.level else None
-                self._bind(scope, alias.asname or alias.name, node, qualname=qualname, import_node=node, import_alias=alias)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            self._bind(scope, node.name, node)
-            inner = Scope("function", scope)
-            self.scope_of[id(node)] = inner
-            arguments = node.args
-            for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]:
-                if arg is not None:
-                    inner.bind(Binding(name=arg.arg, position=(0, 0)))
-            self._prescan_declarations(node.body, inner)
-            self._visit_body(node.body, inner)
-        elif isinstance(node, ast.ClassDef):
-            self._bind(scope, node.name, node)
-            inner = Scope("class", scope)
-            self.scope_of[id(node)] = inner
-            self._visit_body(node.body, inner)
-        elif isinstance(node, ast.Assign):
-            single = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-            for target in node.targets:
-                for name in _store_names(target):
-                    alias = node.value if single and _is_chain(node.value) else None
-                    self._bind(scope, name, node, alias_of=alias)
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-            if isinstance(node.target, ast.Name) and (not isinstance(node, ast.AnnAssign) or node.value is not None or scope.kind == "function"):
-                value = getattr(node, "value", None)
-                alias = value if isinstance(node, ast.AnnAssign) and value is not None and _is_chain(value) else None
-                self._bind(scope, node.target.id, node, alias_of=alias)
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            for name in _store_names(node.target):
-                self._bind(scope, name, node.target)
+    # One visitor per statement type (a dict lookup, not a chain of isinstance tests: pass 1 sees every
+    # statement of the file). Statements that bind nothing and hold no statements have none.
+    def _visit_import(self, node: ast.Import, scope: Scope) -> None:
+        self.imports.append((node, scope))
+        for alias in node.names:
+            if alias.asname:
+                self._bind(scope, alias.asname, node, qualname=alias.name, import_node=node, import_alias=alias)
+            else:
+                root = alias.name.split(".")[0]
+                self._bind(scope, root, node, qualname=root, import_node=node, import_alias=alias)
+
+    def _visit_import_from(self, node: ast.ImportFrom, scope: Scope) -> None:
+        self.imports.append((node, scope))
+        for alias in node.names:
+            if alias.name == "*":
+                self._bind_star(scope, node)
+                continue
+            qualname = f"{node.module}.{alias.name}" if node.module and not node.level else None
+            self._bind(scope, alias.asname or alias.name, node, qualname=qualname, import_node=node, import_alias=alias)
+
+    def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
+        self._bind(scope, node.name, node)
+        inner = Scope("function", scope)
+        self.scope_of[id(node)] = inner
+        arguments = node.args
+        for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]:
+            if arg is not None:
+                inner.bind(Binding(name=arg.arg, position=(0, 0)))
+        self._prescan_declarations(node.body, inner)
+        self._visit_body(node.body, inner)
+
+    def _visit_class(self, node: ast.ClassDef, scope: Scope) -> None:
+        self._bind(scope, node.name, node)
+        inner = Scope("class", scope)
+        self.scope_of[id(node)] = inner
+        self._visit_body(node.body, inner)
+
+    def _visit_assign(self, node: ast.Assign, scope: Scope) -> None:
+        targets = node.targets
+        if len(targets) == 1 and type(targets[0]) is ast.Name:  # ``x = ...``: most assignments
+            value = node.value
+            self._bind(scope, targets[0].id, node, alias_of=value if is_chain(value) else None)
+            return
+        for target in targets:
+            for name in _store_names(target):
+                self._bind(scope, name, node)
+
+    def _visit_annotated_assign(self, node: ast.AnnAssign | ast.AugAssign, scope: Scope) -> None:
+        if isinstance(node.target, ast.Name) and (not isinstance(node, ast.AnnAssign) or node.value is not None or scope.kind == "function"):
+            value = getattr(node, "value", None)
+            alias = value if isinstance(node, ast.AnnAssign) and value is not None and is_chain(value) else None
+            self._bind(scope, node.target.id, node, alias_of=alias)
+
+    def _visit_for(self, node: ast.For | ast.AsyncFor, scope: Scope) -> None:
+        for name in _store_names(node.target):
+            self._bind(scope, name, node.target)
+        self._conditional_depth += 1
+        self._visit_body(node.body, scope)
+        self._visit_body(node.orelse, scope)
+        self._conditional_depth -= 1
+
+    def _visit_with(self, node: ast.With | ast.AsyncWith, scope: Scope) -> None:
+        for item in node.items:
+            if item.optional_vars is not None:
+                for name in _store_names(item.optional_vars):
+                    self._bind(scope, name, item.optional_vars)
+        self._visit_body(node.body, scope)
+
+    def _visit_if(self, node: ast.If, scope: Scope) -> None:
+        old = self.old_branch_of[id(node)] = old_branch(node.test, self.guard_facts(scope))
+        for body, name in ((node.body, BODY_IS_OLD), (node.orelse, ELSE_IS_OLD)):
+            fallback = old in (name, BOTH)
+            self._fallback_depth += fallback
             self._conditional_depth += 1
-            self._visit_body(node.body, scope)
-            self._visit_body(node.orelse, scope)
+            self._visit_body(body, scope)
             self._conditional_depth -= 1
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items:
-                if item.optional_vars is not None:
-                    for name in _store_names(item.optional_vars):
-                        self._bind(scope, name, item.optional_vars)
-            self._visit_body(node.body, scope)
-        elif isinstance(node, ast.If):
-            old = self.old_branch_of[id(node)] = old_branch(node.test, self.guard_facts(scope))
-            for body, name in ((node.body, BODY_IS_OLD), (node.orelse, ELSE_IS_OLD)):
-                fallback = old in (name, BOTH)
-                self._fallback_depth += fallback
-                self._conditional_depth += 1
-                self._visit_body(body, scope)
-                self._conditional_depth -= 1
-                self._fallback_depth -= fallback
-        elif isinstance(node, ast.While):
+            self._fallback_depth -= fallback
+
+    def _visit_while(self, node: ast.While, scope: Scope) -> None:
+        self._conditional_depth += 1
+        self._visit_body(node.body, scope)
+        self._visit_body(node.orelse, scope)
+        self._conditional_depth -= 1
+
+    def _visit_try(self, node: ast.Try, scope: Scope) -> None:
+        self._visit_body(node.body, scope)
+        for handler in node.handlers:
+            if handler.name:
+                self._bind(scope, handler.name, handler)
+            fallback = _catches_import_error(handler)
+            self._fallback_depth += fallback
             self._conditional_depth += 1
-            self._visit_body(node.body, scope)
-            self._visit_body(node.orelse, scope)
+            self._visit_body(handler.body, scope)
             self._conditional_depth -= 1
-        elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-            self._visit_body(node.body, scope)
-            for handler in node.handlers:
-                if handler.name:
-                    self._bind(scope, handler.name, handler)
-                fallback = _catches_import_error(handler)
-                self._fallback_depth += fallback
-                self._conditional_depth += 1
-                self._visit_body(handler.body, scope)
-                self._conditional_depth -= 1
-                self._fallback_depth -= fallback
-            self._visit_body(node.orelse, scope)
-            self._visit_body(node.finalbody, scope)
-        elif isinstance(node, ast.Match):
-            self._conditional_depth += 1
-            for case in node.cases:
-                for name in _pattern_names(case.pattern):
-                    self._bind(scope, name, case.pattern)
-                self._visit_body(case.body, scope)
-            self._conditional_depth -= 1
-        elif isinstance(node, ast.Global):
-            scope.global_names.update(node.names)
-        elif isinstance(node, ast.Nonlocal):
-            scope.nonlocal_names.update(node.names)
+            self._fallback_depth -= fallback
+        self._visit_body(node.orelse, scope)
+        self._visit_body(node.finalbody, scope)
+
+    def _visit_match(self, node: ast.Match, scope: Scope) -> None:
+        self._conditional_depth += 1
+        for case in node.cases:
+            for name in _pattern_names(case.pattern):
+                self._bind(scope, name, case.pattern)
+            self._visit_body(case.body, scope)
+        self._conditional_depth -= 1
+
+    def _visit_global(self, node: ast.Global, scope: Scope) -> None:
+        scope.global_names.update(node.names)
+
+    def _visit_nonlocal(self, node: ast.Nonlocal, scope: Scope) -> None:
+        scope.nonlocal_names.update(node.names)
+
+    _visitors: dict[type, Callable[["ScopeTree", ast.stmt, Scope], None]] = {
+        ast.Import: _visit_import, ast.ImportFrom: _visit_import_from,
+        ast.FunctionDef: _visit_function, ast.AsyncFunctionDef: _visit_function, ast.ClassDef: _visit_class,
+        ast.Assign: _visit_assign, ast.AnnAssign: _visit_annotated_assign, ast.AugAssign: _visit_annotated_assign,
+        ast.For: _visit_for, ast.AsyncFor: _visit_for, ast.With: _visit_with, ast.AsyncWith: _visit_with,
+        ast.If: _visit_if, ast.While: _visit_while, ast.Try: _visit_try, ast.Match: _visit_match,
+        ast.Global: _visit_global, ast.Nonlocal: _visit_nonlocal,
+        **({ast.TryStar: _visit_try} if hasattr(ast, "TryStar") else {}),
+    }
 
     def _bind_star(self, scope: Scope, node: ast.ImportFrom) -> None:
         """``from torch.cuda.amp import *`` binds the names the star-export table lists for that module; a
@@ -325,6 +368,9 @@ def _choose(bindings: list[Binding], position: Position | None) -> Binding | Non
     A binding made in an ``except ImportError:`` handler is the fallback for old releases; the
     binding from the ``try`` body is what runs on the releases we migrate to.
     """
+    if len(bindings) == 1:  # most names: the general case below gives the same answer
+        only = bindings[0]
+        return only if position is None or only.position <= position else None
     visible = bindings if position is None else [b for b in bindings if b.position <= position]
     if not visible:
         # Used before bound at module level (or a function-scope local used before assignment).

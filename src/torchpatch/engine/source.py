@@ -6,6 +6,7 @@ import bisect
 import codecs
 import io
 import json
+from itertools import accumulate
 import re
 import tokenize
 from dataclasses import dataclass, field
@@ -36,7 +37,10 @@ class Locator:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.line_starts = [0] + [match.end() for match in _LINE_BREAK.finditer(text)]
+        if "\r" in text:
+            self.line_starts = [0] + [match.end() for match in _LINE_BREAK.finditer(text)]
+        else:  # the same table, several times faster than the regular expression
+            self.line_starts = [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
 
     def offset(self, row: int, column: int) -> int:
         return self.line_starts[row - 1] + column
