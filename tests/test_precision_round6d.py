@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-
-def _findings(lint, source: str, code: str, **options):
-    result = lint(source, **options)
-    assert result.error is None, result.error
-    return [f for f in result.findings if f.code == code]
+from precision_helpers import findings_of
 
 
 # -- an old-torchvision branch is compatibility code (lightning-bolts 0.7.0 retinanet_module) --------
@@ -31,20 +27,20 @@ def _findings(lint, source: str, code: str, **options):
     "        return resnet50(pretrained=flag)\n    return resnet50(weights='DEFAULT' if flag else None)\n",
 ])
 def test_old_torchvision_branch_is_not_reported(lint, source):
-    assert _findings(lint, source, "TP600") == []
+    assert findings_of(lint, source, "TP600") == []
 
 
 def test_pretrained_without_a_torchvision_check_is_still_reported(lint):
     source = ("from mypkg.utils import _TORCHVISION_AVAILABLE\nfrom torchvision.models import resnet50\n"
               "def build(flag):\n    if _TORCHVISION_AVAILABLE:\n        return resnet50(pretrained=flag)\n")
-    assert len(_findings(lint, source, "TP600")) == 1
+    assert len(findings_of(lint, source, "TP600")) == 1
 
 
 # -- TP301 with a restricted pickle module of the project's own (spandrel 0.4.2 loader) --------------
 
 @pytest.mark.parametrize("value", ["RestrictedUnpickle", "self.safe_pickle", "mypkg.unpickler.Restricted"])
 def test_tp301_custom_pickle_module_does_not_claim_full_pickle(lint, value):
-    (finding,) = _findings(lint, f"import torch\nx = torch.load(p, map_location='cpu', pickle_module={value})\n",
+    (finding,) = findings_of(lint, f"import torch\nx = torch.load(p, map_location='cpu', pickle_module={value})\n",
                            "TP301")
     assert "custom `pickle_module`" in finding.message and "find_class" in finding.message
     assert "full pickle module" not in finding.message and finding.fix is None
@@ -55,22 +51,22 @@ def test_tp301_custom_pickle_module_does_not_claim_full_pickle(lint, value):
     "import torch, dill\nx = torch.load(p, 'cpu', dill)\n",
 ])
 def test_tp301_full_unpicklers_keep_the_full_pickle_message(lint, source):
-    (finding,) = _findings(lint, source, "TP301")
+    (finding,) = findings_of(lint, source, "TP301")
     assert "full pickle module" in finding.message
 
 
 def test_tp301_pickle_module_none_is_torchs_default(lint):
     # pickle_module=None is what torch.load defaults to: the weights_only default changes at 2.6 as usual.
-    (finding,) = _findings(lint, "import torch\nx = torch.load(p, pickle_module=None)\n", "TP301")
+    (finding,) = findings_of(lint, "import torch\nx = torch.load(p, pickle_module=None)\n", "TP301")
     assert "default became `weights_only=True` in PyTorch 2.6" in finding.message and finding.fix is not None
-    assert _findings(lint, "import torch\nx = torch.load(p, pickle_module=None)\n", "TP301", min_torch="2.6") == []
+    assert findings_of(lint, "import torch\nx = torch.load(p, pickle_module=None)\n", "TP301", min_torch="2.6") == []
 
 
 # -- TP201 on ``torch.distributed._tensor.device_mesh`` (llm-foundry 0.22.0) --------------------------
 
 def test_device_mesh_move_names_its_own_target_and_release(lint):
     source = "def mesh():\n    from torch.distributed._tensor.device_mesh import init_device_mesh\n    return init_device_mesh\n"
-    (finding,) = _findings(lint, source, "TP201", min_torch="2.4")
+    (finding,) = findings_of(lint, source, "TP201", min_torch="2.4")
     # torch.distributed.device_mesh has init_device_mesh in 2.4.1 already (the same object): safe at 2.4
     assert finding.fix.message == "Replace with `torch.distributed.device_mesh`"
     assert finding.fix.applicability == "safe"
@@ -79,7 +75,7 @@ def test_device_mesh_move_names_its_own_target_and_release(lint):
 
 
 def test_dtensor_move_still_needs_2_5(lint):
-    (finding,) = _findings(lint, "from torch.distributed._tensor import DTensor\n", "TP201", min_torch="2.4")
+    (finding,) = findings_of(lint, "from torch.distributed._tensor import DTensor\n", "TP201", min_torch="2.4")
     assert finding.fix.message == "Replace with `torch.distributed.tensor` (needs PyTorch >= 2.5; your minimum is 2.4)"
     assert finding.fix.applicability == "unsafe"
 
@@ -93,7 +89,7 @@ _PROBE = ("import torch\n_EXPORT_UTILS_OK = True\ntry:\n    from torch.ao.quanti
 @pytest.mark.parametrize("test", ["_EXPORT_UTILS_OK", "_EXPORT_UTILS_OK and model_is_exported(m)"])
 def test_removed_api_under_the_flag_of_a_removed_probe_is_not_reported(lint, test):
     source = _PROBE + f"def switch(m):\n    if {test}:\n        return torch.ao.quantization.move_exported_model_to_train(m)\n    return m\n"
-    rows = [f.start for f in _findings(lint, source, "TP101")]
+    rows = [f.start for f in findings_of(lint, source, "TP101")]
     assert len(rows) == 1  # the probe's own import (gone in 2.11) is still reported
 
 
@@ -110,5 +106,5 @@ def test_removed_api_under_the_flag_of_a_removed_probe_is_not_reported(lint, tes
     "def switch(m):\n    if _HAVE:\n        return torch.ao.quantization.move_exported_model_to_train(m)\n",
 ])
 def test_removed_api_without_such_a_probe_is_still_reported(lint, source):
-    messages = [f.message for f in _findings(lint, source, "TP101")]
+    messages = [f.message for f in findings_of(lint, source, "TP101")]
     assert any("move_exported_model_to_train" in m for m in messages)

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-
-def _findings(lint, source: str, code: str, **options):
-    result = lint(source, **options)
-    assert result.error is None, result.error
-    return [f for f in result.findings if f.code == code]
+from precision_helpers import findings_of
 
 
 # -- assigning to a deprecated torch function is a monkeypatch, not a use (sd-scripts library/ipex) ----
@@ -25,7 +21,7 @@ def _findings(lint, source: str, code: str, **options):
     ("import torch\ndef hijack(f):\n    torch.autograd.gradcheck.get_numerical_jacobian = f\n", "TP206"),
 ])
 def test_assigning_a_deprecated_function_is_not_reported(lint, source, code):
-    assert _findings(lint, source, code) == []
+    assert findings_of(lint, source, code) == []
 
 
 @pytest.mark.parametrize(("source", "code"), [
@@ -37,14 +33,14 @@ def test_assigning_a_deprecated_function_is_not_reported(lint, source, code):
     ("import torch\nkernel = torch.backends.cuda.sdp_kernel\n", "TP204"),
 ])
 def test_reading_a_deprecated_function_is_still_reported(lint, source, code):
-    assert len(_findings(lint, source, code)) == 1
+    assert len(findings_of(lint, source, code)) == 1
 
 
 # -- a weights enum passed by position is not `pretrained` (sd-scripts gen_img_diffusers) --------------
 
 def test_weights_enum_by_position_says_weights_not_pretrained(lint):
     source = "import torchvision\nmodel = torchvision.models.vgg16(torchvision.models.VGG16_Weights.IMAGENET1K_V1)\n"
-    [finding] = _findings(lint, source, "TP600")
+    [finding] = findings_of(lint, source, "TP600")
     assert "`pretrained`" not in finding.message
     assert "by position" in finding.message and "`weights=`" in finding.message
 
@@ -59,7 +55,7 @@ def test_weights_enum_by_position_gets_the_keyword_as_a_safe_fix(lint):
 
 def test_bool_by_position_is_still_called_pretrained(lint):
     source = "import torchvision\nmodel = torchvision.models.vgg16(True)\n"
-    [finding] = _findings(lint, source, "TP600")
+    [finding] = findings_of(lint, source, "TP600")
     assert "`pretrained`" in finding.message
 
 
@@ -67,11 +63,11 @@ def test_bool_by_position_is_still_called_pretrained(lint):
 
 @pytest.mark.parametrize("text", ["torch==2.7.1+cu118\n", "numpy\ntorch==2.5.1+cpu  # via uv\n"])
 def test_vulnerable_pin_with_a_local_label_is_reported(lint, text):
-    assert len(_findings(lint, text, "TP304", name="requirements.txt")) == 1
+    assert len(findings_of(lint, text, "TP304", name="requirements.txt")) == 1
 
 
 def test_fixed_pin_with_a_local_label_is_not_reported(lint):
-    assert _findings(lint, "torch==2.10.0+cu126\n", "TP304", name="requirements.txt") == []
+    assert findings_of(lint, "torch==2.10.0+cu126\n", "TP304", name="requirements.txt") == []
 
 
 def test_min_torch_from_a_pin_with_a_local_label(tmp_path):
@@ -87,6 +83,6 @@ def test_min_torch_from_a_pin_with_a_local_label(tmp_path):
 def test_fix_lists_the_import_it_adds_once(lint):
     source = ("import os\nfrom torch.cuda.amp import autocast\n\n"
               "def run(model, frames):\n    with autocast():\n        return model(frames)\n")
-    [finding] = _findings(lint, source, "TP202")
+    [finding] = findings_of(lint, source, "TP202")
     edits = [(edit.start, edit.end, edit.content) for edit in finding.fix.edits]
     assert len(edits) == len(set(edits)), edits

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-
-def _findings(lint, source: str, code: str, **options):
-    result = lint(source, **options)
-    assert result.error is None, result.error
-    return [f for f in result.findings if f.code == code]
+from precision_helpers import findings_of
 
 
 # -- TP903 (opt-in) on a log-sum-exp that already subtracts its shift (stanza 1.15.0 crf.log_sum_exp) --
@@ -25,7 +21,7 @@ def _findings(lint, source: str, code: str, **options):
     "import torch\ndef lse(scores, top):\n    return torch.log(torch.sum(torch.exp(scores - top), 1)) + top\n",
 ])
 def test_shifted_log_sum_exp_is_not_reported(lint, source):
-    assert _findings(lint, source, "TP903", select=["TP903"]) == []
+    assert findings_of(lint, source, "TP903", select=["TP903"]) == []
 
 
 @pytest.mark.parametrize("source", [
@@ -38,4 +34,4 @@ def test_shifted_log_sum_exp_is_not_reported(lint, source):
     "import torch\ndef lse(scores):\n    return 1.0 + torch.log(torch.sum(torch.exp(scores), 1))\n",
 ])
 def test_unshifted_log_sum_exp_is_still_reported(lint, source):
-    assert len(_findings(lint, source, "TP903", select=["TP903"])) == 1
+    assert len(findings_of(lint, source, "TP903", select=["TP903"])) == 1

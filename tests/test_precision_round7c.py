@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-
-def _findings(lint, source: str, code: str, **options):
-    result = lint(source, **options)
-    assert result.error is None, result.error
-    return [f for f in result.findings if f.code == code]
+from precision_helpers import findings_of
 
 
 # -- assigning to an old name patches it, it does not use it (xtuner 0.2.0 _lite/parallel/setup.py) ---
@@ -24,7 +20,7 @@ def test_patching_a_deprecated_function_is_not_reported(lint, statement):
     source = ("import torch\nimport torch.distributed as dist\n"
               "def my_reduce_scatter(*args):\n    pass\nmy_all_gather = my_reduce_scatter\n"
               f"def setup():\n    {statement}\n")
-    assert _findings(lint, source, "TP201", min_torch="2.4", target="2.15") == []
+    assert findings_of(lint, source, "TP201", min_torch="2.4", target="2.15") == []
 
 
 def test_the_patched_functions_uses_are_still_reported(lint):
@@ -34,10 +30,10 @@ def test_the_patched_functions_uses_are_still_reported(lint):
               "    return original(out, inp, op, group, async_op)\n"
               "torch.distributed.reduce_scatter_tensor = patched\n"
               "torch.distributed.reduce_scatter_tensor(a, b)\n")
-    rows = sorted(f.row for f in _findings(lint, source, "TP201", min_torch="2.4", target="2.15"))
+    rows = sorted(f.row for f in findings_of(lint, source, "TP201", min_torch="2.4", target="2.15"))
     assert rows == [2, 4, 6]
 
 
 def test_patching_a_removed_name_is_not_reported(lint):
     source = "import torch\nimport torch.onnx\ntorch.onnx.enable_log = lambda: None\n"
-    assert _findings(lint, source, "TP101", min_torch="2.4", target="2.15") == []
+    assert findings_of(lint, source, "TP101", min_torch="2.4", target="2.15") == []

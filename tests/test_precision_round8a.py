@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-
-def _findings(lint, source: str, code: str, **options):
-    result = lint(source, **options)
-    assert result.error is None, result.error
-    return [f for f in result.findings if f.code == code]
+from precision_helpers import findings_of
 
 
 # -- `name is None` after a guarded import probes availability; it does not use the deprecated API -----
@@ -31,7 +27,7 @@ _GUARDED_AMP = ("try:\n    from torch.cuda.amp import GradScaler, autocast\nexce
     ("import torch\nif torch.jit.script is None:\n    pass\n", "TP210"),
 ])
 def test_a_none_test_of_a_deprecated_name_is_not_reported(lint, source, code):
-    assert _findings(lint, source, code) == []
+    assert findings_of(lint, source, code) == []
 
 
 @pytest.mark.parametrize(("source", "code", "count"), [
@@ -45,4 +41,4 @@ def test_a_none_test_of_a_deprecated_name_is_not_reported(lint, source, code):
     ("import torch\nif torch.jit.script(f) is None:\n    pass\n", "TP210", 1),
 ])
 def test_uses_beside_a_none_test_are_still_reported(lint, source, code, count):
-    assert len(_findings(lint, source, code)) == count
+    assert len(findings_of(lint, source, code)) == count
