@@ -59,6 +59,21 @@ def test_diff_exits_1_when_diffs_exist_or_findings_remain(project, capsys):
     assert main(["check", "--isolated", *FIXABLE_FROM, "--diff", "clean.py"]) == 0
 
 
+def test_diff_never_says_all_checks_passed_when_it_would_fix(project, capsys):
+    # round 7b: `--diff` printed "Would fix 1 finding(s)" and then "All checks passed!", and exited 1.
+    write(project / "fixable.py", EXPORT)
+    assert main(["check", "--isolated", *FIXABLE_FROM, "--diff", "fixable.py"]) == 1
+    err = capsys.readouterr().err
+    assert "Would fix 1 finding(s) in 1 file(s)." in err and "All checks passed!" not in err
+    write(project / "both.py", EXPORT + LOAD.replace("import torch\n", ""))
+    assert main(["check", "--isolated", *FIXABLE_FROM, "--diff", "both.py"]) == 1
+    err = capsys.readouterr().err
+    assert "Would fix 1 finding(s)" in err and "Found 1 finding" in err and "All checks passed!" not in err
+    write(project / "clean.py", "import torch\n")
+    assert main(["check", "--isolated", *FIXABLE_FROM, "--diff", "clean.py"]) == 0
+    assert "All checks passed!" in capsys.readouterr().err
+
+
 def test_diff_honours_output_format_and_statistics(project, capsys):
     write(project / "a.py", EXPORT + 'x = torch.load("m.pt", pickle_module=pickle)\n')
     assert main(["check", "--isolated", *FIXABLE_FROM, "--diff", "--output-format", "json", "a.py"]) == 1

@@ -390,14 +390,15 @@ def _print_summary(results: list[FileResult], remaining: int, fixed: int, args: 
     elif remaining:
         detail = f" ({levels})" if levels else ""
         lines.append(f"Found {remaining} finding{'s' * (remaining != 1)}{detail}.")
-    else:
-        lines.append("All checks passed!")
+    elif not (args.diff and any(r.fixed_count for r in results)):
+        lines.append("All checks passed!")  # with --diff, "Would fix ..." has said what is left to do
     if fixable and not args.fix:
         lines.append(f"[*] {fixable} fixable with the `--fix` option.")
     if hidden:
         lines.append(f"{hidden} hidden fix{'es' * (hidden != 1)} can be enabled with the `--unsafe-fixes` option.")
     stream = out if (remaining or fixed or out is not sys.stdout) else sys.stderr
-    print(style.summary("\n".join(lines)), file=stream)
+    if lines:
+        print(style.summary("\n".join(lines)), file=stream)
 
 
 def _print_fixed(results: list[FileResult], out: TextIO) -> None:
