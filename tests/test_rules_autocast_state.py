@@ -45,3 +45,6 @@ def test_value_uses_and_odd_calls_get_no_fix(lint):
 def test_messages_name_the_device_type(lint):
     (finding,) = lint("import torch\nd = torch.get_autocast_gpu_dtype()\n", select=["TP243"]).findings
     assert 'torch.get_autocast_dtype("cuda")' in finding.message and "2.4" in finding.message
+    assert finding.fix.message == 'Replace with `torch.get_autocast_dtype("cuda")`'  # takes no other argument
+    (setter,) = lint("import torch\ntorch.set_autocast_cpu_dtype(torch.bfloat16)\n", select=["TP243"]).findings
+    assert setter.fix.message == 'Replace with `torch.set_autocast_dtype("cpu", ...)`'

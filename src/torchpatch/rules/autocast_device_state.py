@@ -110,5 +110,6 @@ class AutocastDeviceState(Rule):
         insertions = Insertions()
         insert_first_argument(ctx, call, f'"{device}"', insertions)
         edits = [*import_edits, replace_node(ctx, call.func, name), *insertions.edits()]
-        return Fix(message=f'Replace with `{new}("{device}", ...)`', edits=edits, applicability=SAFE,
+        arguments = f'"{device}"' + (", ..." if takes else "")
+        return Fix(message=f"Replace with `{new}({arguments})`", edits=edits, applicability=SAFE,
                    obsolete_names=root_name(call.func))
