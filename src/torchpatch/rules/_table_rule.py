@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
+from torchpatch.rules._call_sites import is_assignment_target
 from torchpatch.rules.api_table import ApiChange
 from torchpatch.rules.base import UNSAFE, Edit, Fix, Invalid, Rule
 from torchpatch.syntax import chain_root
@@ -24,7 +25,7 @@ class TableRule(Rule):
         row = self.rows.get(reference.qualname)
         if row is None or row.since > ctx.target:
             return
-        if isinstance(getattr(reference.node, "ctx", None), (ast.Store, ast.Del)):
+        if is_assignment_target(reference):
             # ``torch.distributed.reduce_scatter_tensor = wrapper`` (xtuner 0.2.0's MLU patch) replaces the
             # name: nothing old runs or warns there, and renaming the target would move the patch
             return
