@@ -11,6 +11,7 @@ from pathlib import Path
 
 from torchpatch.dependency_files import is_dependency_file
 from torchpatch.engine.checker import check_tree
+from torchpatch.engine.codes import ENGINE_CODES
 from torchpatch.engine.dependencies import check_dependencies
 from torchpatch.engine.settings import Settings, torchfix_redirects
 from torchpatch.engine.source import Locator, Source, UnreadableFile, read_source
@@ -355,7 +356,8 @@ def _place(diagnostic: Diagnostic, locator: Locator, source: Source, path: Path)
     end_row, end_column = locator.position(diagnostic.end)
     rule = diagnostic.rule
     finding = Finding(
-        code=diagnostic.code, name=diagnostic.name, message=diagnostic.message, url=rule.url() if rule else "",
+        code=diagnostic.code, name=diagnostic.name, message=diagnostic.message,
+        url=rule.url() if rule else _engine_url(diagnostic.code),
         path=path, row=row, column=column, end_row=end_row, end_column=end_column, fix=diagnostic.fix,
         noqa_row=row, source_line=locator.line(row), start=diagnostic.start, end=diagnostic.end,
         fix_unavailable=diagnostic.fix_unavailable,
@@ -363,6 +365,11 @@ def _place(diagnostic: Diagnostic, locator: Locator, source: Source, path: Path)
     finding.cell, finding.row, finding.end_row = source.place_rows(row, end_row)
     finding.noqa_row = finding.row
     return finding
+
+
+def _engine_url(code: str) -> str:
+    engine = ENGINE_CODES.get(code)
+    return engine.url() if engine is not None else ""
 
 
 def _suppressed_by(code: str, codes: set[str]) -> bool:

@@ -7,6 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from torchpatch.engine.codes import UNUSED_NOQA
 from torchpatch.rules import all_rules
 from torchpatch.rules.base import Rule
 from torchpatch.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version
@@ -31,8 +32,8 @@ class SelectionError(ValueError):
     pass
 
 
-#: Codes the engine itself reports (not rules of the database); opt-in, like ruff's RUF100.
-ENGINE_CODES = {"TP100": "unused-noqa"}
+#: Codes the engine itself reports that a selection can name (not rules of the database); opt-in, like ruff's RUF100.
+ENGINE_CODES = {UNUSED_NOQA.code: UNUSED_NOQA.name}
 
 
 def expand_selector(selector: str, rules: tuple[type[Rule], ...]) -> set[str]:

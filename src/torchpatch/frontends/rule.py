@@ -6,6 +6,7 @@ import argparse
 import json
 
 from torchpatch.docs import render_rule_page
+from torchpatch.engine.codes import ENGINE_CODES, EngineCode, engine_code
 from torchpatch.knowledge import rule_metadata
 from torchpatch.rules import all_rules, rule_by_code_or_name
 
@@ -21,24 +22,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from torchpatch.frontends.cli import UsageError
 
+    engines: tuple[EngineCode, ...] = ()
     if args.all:
-        rules = all_rules()
+        rules, engines = all_rules(), tuple(ENGINE_CODES.values())
     elif args.rule:
         rule = rule_by_code_or_name(args.rule)
-        if rule is None:
+        engine = engine_code(args.rule) if rule is None else None
+        if rule is None and engine is None:
             raise UsageError(f"unknown rule {args.rule!r} (see `torchpatch rule --all`)")
-        rules = (rule,)
+        rules, engines = ((rule,), ()) if rule is not None else ((), (engine,))
     else:
         raise UsageError("give a rule code or name, or --all")
     if args.output_format == "json":
-        print(json.dumps([_rule_json(rule) for rule in rules], indent=2))
+        print(json.dumps([*(_rule_json(rule) for rule in rules), *(_engine_json(e) for e in engines)], indent=2))
     elif args.all:
-        width = max(len(rule.name) for rule in rules)
-        for rule in rules:
-            print(f"{rule.code}  {rule.name:<{width}}  {rule.summary}")
+        width = max(len(entry.name) for entry in (*rules, *engines))
+        for entry in (*rules, *engines):
+            print(f"{entry.code}  {entry.name:<{width}}  {entry.summary}")
     else:
-        print(render_rule_page(rules[0]), end="")
+        print(render_rule_page(rules[0]) if rules else engines[0].page(), end="")
     return 0
+
+
+def _engine_json(engine: EngineCode) -> dict:
+    """An engine code in the fields a rule's JSON shares with it."""
+    return {"code": engine.code, "name": engine.name, "summary": engine.summary, "url": engine.url(),
+            "engine": True, "explanation": engine.page()}
 
 
 def _rule_json(rule) -> dict:

@@ -19,6 +19,7 @@ from typing import Iterable, Iterator
 from urllib.parse import quote
 
 from torchpatch import __version__
+from torchpatch.engine.codes import ENGINE_CODES, FILE_NOT_CHECKED, UNUSED_NOQA
 from torchpatch.engine.linter import FileResult, Finding, fix_allowed
 from torchpatch.engine.source import Locator
 from torchpatch.findings import Fix
@@ -27,12 +28,8 @@ from torchpatch.output.style import Style
 from torchpatch.rules import all_rules
 from torchpatch.rules.base import Rule
 
-UNREADABLE_CODE = "TP001"
-UNREADABLE_NAME = "file-not-checked"
-UNREADABLE_SUMMARY = "A file that could not be read or parsed, so it was not checked"
-UNUSED_NOQA_CODE = "TP100"
-UNUSED_NOQA_NAME = "unused-noqa"
-UNUSED_NOQA_SUMMARY = "A `# noqa` directive for a torchpatch rule that suppresses nothing"
+UNREADABLE_CODE, UNREADABLE_NAME = FILE_NOT_CHECKED.code, FILE_NOT_CHECKED.name
+UNUSED_NOQA_CODE = UNUSED_NOQA.code
 INFORMATION_URI = "https://github.com/torchpatch/torchpatch"
 ERROR, WARNING, NOTE = "error", "warning", "note"
 #: GitHub code scanning ranks security alerts by this (0-10; 7.0-8.9 is "high").
@@ -210,7 +207,7 @@ def error_json(result: FileResult) -> dict:
         "name": UNREADABLE_NAME,
         "message": item.message,
         "severity": ERROR,
-        "url": None,
+        "url": FILE_NOT_CHECKED.url(),
         "filename": _absolute(result.path),
         "location": {"row": item.row, "column": 1},
         "end_location": {"row": item.row, "column": 1},
@@ -323,15 +320,11 @@ def _first_paragraph(markdown: str, heading: str = "## What it does") -> str:
 
 
 def _descriptor(code: str) -> _Descriptor:
-    if code == UNREADABLE_CODE:
-        text = ("The file could not be read or parsed (syntax error, bad encoding, binary content, invalid "
-                "notebook), so it was not checked and never written. Fix the file, or run torchpatch with the "
-                "Python your code targets.")
-        return _Descriptor(code, UNREADABLE_NAME, UNREADABLE_SUMMARY, text, text, None, ("torchpatch", "error"))
-    if code == UNUSED_NOQA_CODE:
-        text = ("A `# noqa: TPxxx` directive for an enabled torchpatch rule that reports nothing on that line. "
-                "Remove it so that it does not hide a future finding.")
-        return _Descriptor(code, UNUSED_NOQA_NAME, UNUSED_NOQA_SUMMARY, text, text, None, ("torchpatch", "maintainability"))
+    engine = ENGINE_CODES.get(code)
+    if engine is not None:
+        tag = "error" if engine is FILE_NOT_CHECKED else "maintainability"
+        return _Descriptor(code, engine.name, engine.summary, f"{engine.what_it_does} {engine.why}", engine.page(),
+                           engine.url(), ("torchpatch", tag))
     from torchpatch.docs import render_rule_page
 
     rule = _rules_by_code()[code]

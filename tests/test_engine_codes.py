@@ -1,0 +1,77 @@
+"""TP001 and TP100, the codes the engine reports itself: a docs page, `torchpatch rule`, a URL in every format."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchpatch.docs import render_all
+from torchpatch.engine.codes import ENGINE_CODES, FILE_NOT_CHECKED, UNUSED_NOQA, engine_code
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "rules"
+
+
+def _torchpatch(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "torchpatch", *args], capture_output=True, text=True, cwd=cwd,
+                          input=stdin)
+
+
+@pytest.mark.parametrize("key", ["TP100", "tp100", "unused-noqa", "TP001", "file-not-checked"])
+def test_rule_command_explains_engine_codes(key: str) -> None:
+    result = _torchpatch("rule", key)
+    assert result.returncode == 0, result.stderr
+    engine = engine_code(key)
+    assert engine is not None
+    assert result.stdout.startswith(f"# {engine.name} ({engine.code})\n")
+    assert "## Fix safety" in result.stdout
+
+
+def test_rule_all_lists_engine_codes_in_text_and_json() -> None:
+    text = _torchpatch("rule", "--all")
+    assert text.returncode == 0
+    codes = [line.split()[0] for line in text.stdout.splitlines()]
+    assert {"TP001", "TP100"} <= set(codes) and len(codes) == len(set(codes))
+    entries = json.loads(_torchpatch("rule", "--all", "--output-format", "json").stdout)
+    by_code = {entry["code"]: entry for entry in entries}
+    assert by_code["TP100"]["url"].endswith("/docs/rules/unused-noqa.md")
+    assert by_code["TP100"]["explanation"] == UNUSED_NOQA.page()
+
+
+def test_unknown_rule_is_still_a_usage_error() -> None:
+    result = _torchpatch("rule", "TP999")
+    assert result.returncode == 2 and "unknown rule 'TP999'" in result.stderr
+
+
+def test_engine_pages_are_generated_and_committed() -> None:
+    pages = render_all(DOCS)
+    for engine in ENGINE_CODES.values():
+        page = DOCS / f"{engine.name}.md"
+        assert pages[page] == engine.page()
+        assert page.read_text(encoding="utf-8") == engine.page()
+        assert f"[{engine.name}]({engine.name}.md)" in pages[DOCS / "README.md"]
+
+
+def test_unused_noqa_example_is_reported_and_fixed(tmp_path: Path) -> None:
+    """The page's example is what TP100 reports (when selected), and --fix removes the directive."""
+    path = tmp_path / "example.py"
+    path.write_text(UNUSED_NOQA.example + "\n", encoding="utf-8")
+    assert _torchpatch("check", "--isolated", str(path), cwd=tmp_path).returncode == 0  # off by default
+    full = _torchpatch("check", "--isolated", "--extend-select", "TP100", str(path), cwd=tmp_path)
+    assert full.returncode == 1
+    assert f"= docs: {UNUSED_NOQA.url()}" in full.stdout
+    fixed = _torchpatch("check", "--isolated", "--extend-select", "TP100", "--fix", str(path), cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert path.read_text(encoding="utf-8") == UNUSED_NOQA.example.replace("  # noqa: TP301", "") + "\n"
+
+
+def test_file_not_checked_example_is_reported_with_its_url(tmp_path: Path) -> None:
+    path = tmp_path / "broken.py"
+    path.write_text(FILE_NOT_CHECKED.example + "\n", encoding="utf-8")
+    result = _torchpatch("check", "--isolated", "--output-format", "json", str(path), cwd=tmp_path)
+    assert result.returncode == 1
+    [finding] = json.loads(result.stdout)
+    assert finding["code"] == "TP001" and finding["url"] == FILE_NOT_CHECKED.url()
