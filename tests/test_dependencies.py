@@ -175,3 +175,50 @@ def test_conda_environment_is_read():
 def test_min_torch_from_conda_environment(tmp_path):
     (tmp_path / "environment.yml").write_text(ENVIRONMENT)
     assert str(min_torch_from_pins(tmp_path)[0]) == "2.5"
+
+
+@pytest.mark.parametrize("setup_py, expected", [
+    ('from setuptools import setup\nsetup(name="p", install_requires=["numpy", "torch>=2.6"])\n', "2.6"),
+    ('import setuptools\nREQUIRED = ["torch>=2.7,<3"]\nsetuptools.setup(install_requires=REQUIRED)\n', "2.7"),
+    ('from setuptools import setup\nsetup(install_requires=["numpy"], extras_require={"train": ["torch>=2.8"]})\n',
+     "2.8"),
+    ('from setuptools import setup\nEXTRAS = {"gpu": ("torch~=2.9.0",)}\nsetup(extras_require=EXTRAS)\n', "2.9"),
+])
+def test_min_torch_reads_setup_py_literals(tmp_path, setup_py, expected):
+    (tmp_path / "setup.py").write_text(setup_py, encoding="utf-8")
+    version, where = min_torch_from_pins(tmp_path)
+    assert (str(version), where) == (expected, "setup.py")
+
+
+@pytest.mark.parametrize("setup_py", [
+    # Computed requirements say nothing (setup.py is never run).
+    'from setuptools import setup\nsetup(install_requires=open("requirements.txt").read().splitlines())\n',
+    'from setuptools import setup\nREQS = ["numpy"]\nREQS += ["torch>=2.6"]\nsetup(install_requires=REQS)\n',
+    'from setuptools import setup\nREQS = ["torch>=2.6"]\nREQS = ["torch>=2.8"]\nsetup(install_requires=REQS)\n',
+    'from setuptools import setup\nsetup(install_requires=["torch" + ">=2.6"])\n',
+    'def setup(:\n',  # not valid Python: no pins, no error
+    'from setuptools import setup\nsetup(tests_require=["torch>=2.6"])\n',
+])
+def test_setup_py_without_literal_torch_pins_says_nothing(tmp_path, setup_py):
+    (tmp_path / "setup.py").write_text(setup_py, encoding="utf-8")
+    assert min_torch_from_pins(tmp_path) is None
+
+
+def test_setup_py_and_requirements_are_separate_installs(tmp_path):
+    """Each describes an install of its own: the oldest release either allows is the floor."""
+    (tmp_path / "setup.py").write_text('from setuptools import setup\nsetup(install_requires=["torch>=2.9"])\n',
+                                       encoding="utf-8")
+    (tmp_path / "requirements.txt").write_text("torch>=2.5\n", encoding="utf-8")
+    assert str(min_torch_from_pins(tmp_path)[0]) == "2.5"
+    assert min_torch_from_pins(tmp_path)[1] == "requirements.txt"
+
+
+def test_setup_py_pin_sets_min_torch_of_a_check(tmp_path, monkeypatch, capsys):
+    """End to end: TP301's message names the minimum the setup.py pin sets (2.4 without it)."""
+    (tmp_path / "setup.py").write_text('from setuptools import setup\nsetup(install_requires=["torch>=2.5"])\n',
+                                       encoding="utf-8")
+    (tmp_path / "model.py").write_text("import torch\nstate = torch.load(path)\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--output-format", "json", "model.py"]) == 1
+    [finding] = json.loads(capsys.readouterr().out)
+    assert finding["code"] == "TP301" and "your minimum is 2.5" in finding["message"]

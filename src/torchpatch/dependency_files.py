@@ -1,5 +1,5 @@
-"""Dependency files (requirements, constraints, pyproject.toml, setup.cfg, environment.yml): where each
-requirement is written. Pure parsing, shared by the engine and the dependency rules (it imports neither)."""
+"""Dependency files (requirements, constraints, pyproject.toml, setup.cfg, setup.py, environment.yml): where
+each requirement is written. Pure parsing, shared by the engine and the dependency rules (it imports neither)."""
 
 from __future__ import annotations
 
@@ -53,6 +53,8 @@ def requirements_in(path: Path, text: str) -> list[RequirementSpan]:
         return _pyproject_requirements(text)
     if path.name == "setup.cfg":
         return _setup_cfg_requirements(text)
+    if path.name == "setup.py":
+        return _setup_py_requirements(text)
     if path.suffix in (".yml", ".yaml"):
         return conda_environment(text).requirements
     return _requirements_txt(text)
@@ -224,6 +226,57 @@ def _setup_cfg_requirements(text: str) -> list[RequirementSpan]:
             written.extend(value.splitlines())
     items = [line.split("#", 1)[0].strip() for line in written]
     return _locate_strings(text, [item for item in items if item], quoted=False)
+
+
+def _setup_py_requirements(text: str) -> list[RequirementSpan]:
+    """``install_requires`` and ``extras_require`` of a ``setup(...)`` call, read without running setup.py:
+    only string literals, written in the call or in a list, tuple or dict bound once at module level
+    (``REQUIRED = ["torch>=2.1"]``). Anything computed (read from a file, concatenated) says nothing."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    assigned: dict[str, list[ast.expr]] = {}
+    for statement in tree.body:
+        if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    # ``REQS += [...]`` (or a bare annotation) makes the name's value unknown
+                    value = None if isinstance(statement, ast.AugAssign) else statement.value
+                    assigned.setdefault(target.id, []).append(value)
+
+    def literal(node: ast.expr | None) -> ast.expr | None:
+        if isinstance(node, ast.Name):
+            values = assigned.get(node.id, [])
+            return values[0] if len(values) == 1 else None
+        return node
+
+    def strings(node: ast.expr | None) -> list[ast.Constant]:
+        node = literal(node)
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            return []
+        return [item for item in node.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+
+    found: list[ast.Constant] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+        if callee != "setup":
+            continue
+        for keyword in node.keywords:
+            if keyword.arg == "install_requires":
+                found.extend(strings(keyword.value))
+            elif keyword.arg == "extras_require":
+                extras = literal(keyword.value)
+                if isinstance(extras, ast.Dict):
+                    for value in extras.values:
+                        found.extend(strings(value))
+    found.sort(key=lambda constant: (constant.lineno, constant.col_offset))
+    return _locate_strings(text, [constant.value for constant in found])
 
 
 def _locate_strings(text: str, written: list[str], quoted: bool = True) -> list[RequirementSpan]:

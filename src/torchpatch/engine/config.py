@@ -103,15 +103,16 @@ def known_release(text: str, name: str) -> Version:
 
 # -- the oldest torch the project supports, from its own pins -----------------------------------------
 
-_PIN_FILES = ("pyproject.toml", "setup.cfg", "requirements*.txt", "constraints*.txt", "requirements/*.txt",
-              "environment*.yml", "environment*.yaml")
+_PIN_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "requirements*.txt", "constraints*.txt",
+              "requirements/*.txt", "environment*.yml", "environment*.yaml")
 
 
 def min_torch_from_pins(root: Path) -> tuple[Version, str] | None:
     """The oldest known release some environment of the project allows, and the files that say so.
 
-    Each requirements file (with what it includes) and each of ``pyproject.toml``, ``setup.cfg`` and
-    ``environment.yml`` describes an install of its own: ``requirements/typing.txt`` pinning
+    Each requirements file (with what it includes) and each of ``pyproject.toml``, ``setup.cfg``,
+    ``setup.py`` (its literal ``install_requires``/``extras_require``) and ``environment.yml`` describes
+    an install of its own: ``requirements/typing.txt`` pinning
     ``torch==2.8.0`` for a type checker does not lift the floor that ``requirements/base.txt`` sets at
     2.0 (torchmetrics 1.9.0). So the answer is the oldest release any of them allows — the
     conservative end, since a fix is safe only from min-torch. Constraint files (``constraints*.txt``)
