@@ -173,3 +173,13 @@ def test_module_move_targets_are_modules_not_functions():
         for move in row.module_moves:
             _needs_package(move.new)
             assert _module_exists(move.new), move.new
+
+
+@pytest.mark.parametrize("old", ["torch.distributed.fsdp.FullyShardedDataParallel.state_dict_type",
+                                 "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel.state_dict_type"])
+def test_fsdp_state_dict_type_advice_fits_every_state_dict_type(old):
+    """`full_state_dict=True` is the counterpart of FULL_STATE_DICT only: the DCP helpers' default options give the
+    sharded form (SHARDED_STATE_DICT, read in 2.4.1's and 2.15.0's checkpoint/state_dict.py), and
+    LOCAL_STATE_DICT has none. The advice said `full_state_dict=True` whatever the call switched to."""
+    [row] = [r for r in api_changes() if r.old == old]
+    assert "FULL_STATE_DICT" in row.note and "SHARDED_STATE_DICT" in row.note and "LOCAL_STATE_DICT" in row.note
