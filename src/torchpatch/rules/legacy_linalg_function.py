@@ -27,6 +27,10 @@ FUNCTIONS = {
                   "`torch.linalg.svd(A, full_matrices=not some)`: it returns `Vh`, the conjugate transpose of `V`"),
 }
 
+#: ``torch.svd(A, compute_uv=False)`` computes only the singular values: its docstring (2.4.1 and 2.15.0
+#: ``_torch_docs.py``) says it "should be replaced with ``S = torch.linalg.svdvals(A)``", not with linalg.svd.
+SVD_VALUES_ONLY = "`torch.linalg.svdvals(A)` (the singular values `S`, all that `compute_uv=False` computes)"
+
 _SIMPLE = (ast.Name, ast.Attribute, ast.Constant, ast.Subscript)
 
 
@@ -70,7 +74,9 @@ class LegacyLinalgFunction(Rule):
     `linalg.lu_factor` raises on one; `lu_solve(B, LU, pivots)` is `linalg.lu_solve(LU, pivots, B)` (only
     when the arguments are plain names, so reordering them cannot reorder side effects).
     `triangular_solve` and `svd` return different things than their replacements (no cloned
-    coefficient; `Vh` instead of `V`), so they are reported without a fix.
+    coefficient; `Vh` instead of `V`), so they are reported without a fix. For
+    `torch.svd(A, compute_uv=False)`, which computes only the singular values, the message points to
+    `torch.linalg.svdvals(A)`, as `torch.svd`'s own documentation does.
     """
 
     code = "TP251"
@@ -117,11 +123,14 @@ class LegacyLinalgFunction(Rule):
                 fixed="import torch\nX = torch.linalg.lu_solve(LU, pivots, B)\n"),
         Invalid("import torch\nX, _ = torch.triangular_solve(B, A, upper=False)\n"),
         Invalid("import torch\nU, S, V = torch.svd(A)\n"),
+        Invalid("import torch\nS = torch.svd(A, compute_uv=False)[1]\n"),
         Invalid("import torch\nm = torch.chain_matmul(*matrices)\n"),
     ]
 
     def check_call(self, ctx, call, qualname):
         phrase, use = FUNCTIONS[qualname]
+        if qualname == "torch.svd" and _bool(_argument(call, "compute_uv", 2), True) is False:
+            use = SVD_VALUES_ONLY
         fix = None if has_star_args(call) or not isinstance(call.func, (ast.Name, ast.Attribute)) else \
             getattr(self, "_fix_" + qualname.rpartition(".")[2], lambda *a: None)(ctx, call)
         yield ctx.diagnostic(call, f"`{qualname}` is {phrase}; use {use}", fix)
