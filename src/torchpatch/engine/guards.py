@@ -8,7 +8,8 @@ A condition is a check because of what it *is*, never because a name merely cont
 or "less" (``headless``, ``force_conversion``, ``layer_3_3`` are no checks):
 
 - a comparison with the torch version (``torch.__version__``, ``version.parse(torch.__version__)``,
-  ``int(torch.__version__.split(".")[0])``, or a module-level name computed from one);
+  ``int(torch.__version__.split(".")[0])``, or a name computed from one, at module level or in the
+  function that tests it);
 - a call of a torch-version helper (``is_torch_version("<", "2.2")``,
   ``is_torch_greater_or_equal("2.4")``, ``compare_versions("torch", ">=", "2.1")``,
   ``RequirementCache("torch>=2.1")``);
@@ -166,6 +167,19 @@ class GuardFacts:
     qualname: Callable[[ast.expr], str | None]
     definitions: dict[str, list[tuple[str, ast.expr]]] = field(default_factory=dict)
     imported: frozenset[str] = frozenset()
+    #: The function whose body is asked about: a name it assigns is its own local (captum 0.9:
+    #: ``version = parse_version(torch.__version__)`` then ``if version < (2, 0, 0):``).
+    function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    _local: dict[str, list[tuple[str, ast.expr]]] | None = field(default=None, init=False, repr=False)
+
+    def local_definitions(self, name: str) -> list[tuple[str, ast.expr]] | None:
+        """How the function assigns ``name`` (None when it is not one of its locals)."""
+        if self.function is None:
+            return None
+        local = self._local
+        if local is None:
+            local = self._local = _local_definitions(self.function)
+        return local.get(name)
 
     def is_torch(self, expr: ast.expr) -> bool:
         return self.torch_name(expr) is not None
@@ -179,7 +193,8 @@ class GuardFacts:
 _TRACKED_ROOTS = frozenset({"torch", "functorch", "torchvision", "torchaudio", "torchao", "torchtext"})
 
 
-def module_definitions(module: ast.Module) -> tuple[dict[str, list[tuple[str, ast.expr]]], frozenset[str]]:
+def module_definitions(module: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef
+                       ) -> tuple[dict[str, list[tuple[str, ast.expr]]], frozenset[str]]:
     """Module-level assignments ``name = value`` (also inside module-level if/try blocks), each as
     (where, value) with where "plain", "try" or "fallback" (an ``except ImportError`` handler);
     and the names module-level imports bind."""
@@ -210,6 +225,14 @@ def module_definitions(module: ast.Module) -> tuple[dict[str, list[tuple[str, as
 
     visit(module.body, "plain")
     return definitions, frozenset(imported)
+
+
+def _local_definitions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[tuple[str, ast.expr]]]:
+    """A function's own assignments ``name = value`` (also in its if/try blocks). A name whose value
+    reads the name itself (``flag = flag and x``) is left out: which binding it reads is not followed."""
+    definitions, _ = module_definitions(function)
+    return {name: values for name, values in definitions.items()
+            if not any(type(node) is ast.Name and node.id == name for _, value in values for node in ast.walk(value))}
 
 
 def old_branch(test: ast.expr, facts: GuardFacts | Callable[[ast.expr], bool]) -> str | None:
@@ -255,6 +278,13 @@ def _meaning(test: ast.expr, facts: GuardFacts, depth: int):
 
 
 def _name_meaning(name: str, facts: GuardFacts, depth: int):
+    local = facts.local_definitions(name)
+    if local is not None:  # the local shadows any module-level name; without a meaning the name tells
+        meaning = _definition_meaning(name, local, facts, depth)
+        if meaning is not None:
+            return meaning
+        role = name_role(name)
+        return ("atom", role) if role in (_OLD, _NEW) else None
     definitions = facts.definitions.get(name)
     if definitions:
         return _definition_meaning(name, definitions, facts, depth)
@@ -309,6 +339,12 @@ def _is_version_value(expr: ast.expr, facts: GuardFacts, depth: int) -> bool:
                 if _is_version_name(torch_name):
                     return True
                 continue
+            local = facts.local_definitions(node.id)
+            if local is not None:
+                if any(_reads_torch_version(value, facts, depth + 1) for _, value in local) \
+                        or name_role(node.id) == "value":
+                    return True
+                continue
             definitions = facts.definitions.get(node.id)
             if definitions:
                 if any(_is_version_value(value, facts, depth + 1) for _, value in definitions):
@@ -327,6 +363,28 @@ def _is_version_value(expr: ast.expr, facts: GuardFacts, depth: int) -> bool:
             stack.extend(node.elts)
         elif kind is ast.BinOp:
             stack.extend((node.left, node.right))
+    return False
+
+
+def _reads_torch_version(expr: ast.expr, facts: GuardFacts, depth: int) -> bool:
+    """Whether a local's value visibly reads the torch version (``parse_version(torch.__version__)``,
+    ``importlib.metadata.version("torch")``, or another local that does). Stricter than
+    :func:`_is_version_value`, which also trusts names: ``v = get_version()`` and
+    ``minimum = parse("1.10")`` are left to what their names say."""
+    if depth > _MAX_DEPTH:
+        return False
+    for node in ast.walk(expr):
+        kind = type(node)
+        if kind is ast.Attribute or kind is ast.Name:
+            torch_name = facts.torch_name(node)
+            if torch_name is not None and _is_version_name(torch_name):
+                return True
+            if kind is ast.Name and torch_name is None:
+                local = facts.local_definitions(node.id)
+                if local and any(_reads_torch_version(value, facts, depth + 1) for _, value in local):
+                    return True
+        elif kind is ast.Call and _names_torch_distribution(node):
+            return True
     return False
 
 

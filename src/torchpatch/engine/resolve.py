@@ -88,6 +88,7 @@ class ScopeTree:
         self.imports: list[tuple[ast.stmt, Scope]] = []
         self.old_branch_of: dict[int, str | None] = {}  # id(ast.If) -> which branch is compatibility code
         self._guard_facts: dict[int, GuardFacts] = {}  # id(scope) -> its facts (see guard_facts)
+        self._function_of: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # id(function scope) -> its def
         self._fallback_depth = 0
         self._conditional_depth = 0
         self.definitions, self.imported_names = module_definitions(module)
@@ -99,7 +100,7 @@ class ScopeTree:
         if facts is None:  # the cached facts hold the scope, so its id cannot be reused while cached
             facts = self._guard_facts[id(scope)] = GuardFacts(
                 qualname=lambda expr: self.qualname(expr, scope), definitions=self.definitions,
-                imported=self.imported_names)
+                imported=self.imported_names, function=self._function_of.get(id(scope)))
         return facts
 
     def release(self) -> None:
@@ -107,6 +108,7 @@ class ScopeTree:
         for scope in (self.module_scope, *self.scope_of.values()):
             scope.bindings.clear()
         self._guard_facts.clear()
+        self._function_of.clear()
 
     # -- pass 1 -------------------------------------------------------------------------------
     def _bind(self, scope: Scope, name: str, node: ast.AST, qualname: str | None = None,
@@ -161,6 +163,7 @@ class ScopeTree:
         self._bind(scope, node.name, node)
         inner = Scope("function", scope)
         self.scope_of[id(node)] = inner
+        self._function_of[id(inner)] = node
         arguments = node.args
         for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]:
             if arg is not None:
