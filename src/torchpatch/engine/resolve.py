@@ -77,6 +77,28 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     return any(isinstance(t, ast.Name) and t.id in _FALLBACK_EXCEPTIONS for t in types)
 
 
+def _local_values(scope: Scope, body: list[ast.stmt], name: str) -> list[ast.expr | None] | None:
+    """The values ``name = value`` statements of a function body assign to a name the function binds
+    (None in the list for each other binding: a parameter, a loop target...); None when it binds none."""
+    bindings = scope.bindings.get(name)
+    if not bindings:
+        return None
+    values: list[ast.expr | None] = []
+    stack = list(body)
+    while stack:
+        statement = stack.pop()
+        kind = type(statement)
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            continue  # their bodies bind in their own scopes
+        if kind is ast.Assign and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name \
+                and statement.targets[0].id == name:
+            values.append(statement.value)
+        for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            stack.extend(getattr(statement, field_name, ()))
+    values.extend([None] * (len(bindings) - len(values)))
+    return values
+
+
 class ScopeTree:
     """Pass 1 over the statements: every binding of every scope, and the scope of each function body."""
 
@@ -88,6 +110,7 @@ class ScopeTree:
         self.imports: list[tuple[ast.stmt, Scope]] = []
         self.old_branch_of: dict[int, str | None] = {}  # id(ast.If) -> which branch is compatibility code
         self._guard_facts: dict[int, GuardFacts] = {}  # id(scope) -> its facts (see guard_facts)
+        self._function_body: dict[int, list[ast.stmt]] = {}  # id(function scope) -> the function's body
         self._fallback_depth = 0
         self._conditional_depth = 0
         self.definitions, self.imported_names = module_definitions(module)
@@ -97,9 +120,11 @@ class ScopeTree:
         """What the compatibility-code classifier may know at ``scope`` (one per scope: asked at every ``if``)."""
         facts = self._guard_facts.get(id(scope))
         if facts is None:  # the cached facts hold the scope, so its id cannot be reused while cached
+            body = self._function_body.get(id(scope))
             facts = self._guard_facts[id(scope)] = GuardFacts(
                 qualname=lambda expr: self.qualname(expr, scope), definitions=self.definitions,
-                imported=self.imported_names)
+                imported=self.imported_names,
+                local_values=None if body is None else lambda name: _local_values(scope, body, name))
         return facts
 
     def release(self) -> None:
@@ -107,6 +132,7 @@ class ScopeTree:
         for scope in (self.module_scope, *self.scope_of.values()):
             scope.bindings.clear()
         self._guard_facts.clear()
+        self._function_body.clear()
 
     # -- pass 1 -------------------------------------------------------------------------------
     def _bind(self, scope: Scope, name: str, node: ast.AST, qualname: str | None = None,
@@ -165,6 +191,7 @@ class ScopeTree:
         for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]:
             if arg is not None:
                 inner.bind(Binding(name=arg.arg, position=(0, 0)))
+        self._function_body[id(inner)] = node.body
         self._prescan_declarations(node.body, inner)
         self._visit_body(node.body, inner)
 
