@@ -13,7 +13,8 @@ or "less" (``headless``, ``force_conversion``, ``layer_3_3`` are no checks):
 - a call of a torch-version helper (``is_torch_version("<", "2.2")``,
   ``is_torch_greater_or_equal("2.4")``, ``compare_versions("torch", ">=", "2.1")``,
   ``RequirementCache("torch>=2.1")``);
-- ``hasattr(<torch object>, "name")`` (or ``getattr(<torch object>, "name", None) is not None``);
+- ``hasattr(<torch object>, "name")`` (or ``getattr(<torch object>, "name", None) is not None``, also through
+  a name bound only to that ``getattr``: ``fn = getattr(torch, "name", None)`` ... ``if fn is not None:``);
 - a keyword bound on a torch-version helper (``required_torch_version(max_version=0.4)``);
 - a parameter probe of a torch callable (``"x" in inspect.signature(torch.f).parameters``): its direction
   cannot be told, so neither branch is reported;
@@ -180,6 +181,9 @@ class GuardFacts:
         if local is None:
             local = self._local = _local_definitions(self.function)
         return local.get(name)
+    #: In a function: the values a local name is assigned (None for a binding that is no plain
+    #: ``name = value``, such as a parameter); None when the function does not bind the name.
+    local_values: Callable[[str], list[ast.expr | None] | None] | None = None
 
     def is_torch(self, expr: ast.expr) -> bool:
         return self.torch_name(expr) is not None
@@ -424,7 +428,7 @@ def _compare_meaning(test: ast.Compare, facts: GuardFacts, depth: int):
             and type(test.comparators[0]) is ast.Constant and test.comparators[0].value is None:
         # ``getattr(torch, "compile", None) is not None``
         probe = _feature_probe(test.left, facts)
-        if probe is None:
+        if probe is None and not (type(test.left) is ast.Name and _holds_probe(test.left.id, facts)):
             return None
         return ("atom", _NEW) if type(test.ops[0]) is ast.IsNot else ("atom", _OLD)
     if _signature_probe(test, facts):
@@ -497,6 +501,22 @@ def _feature_probe(expr: ast.expr, facts: GuardFacts) -> bool | None:
     if expr.func.id == "getattr" and len(expr.args) != 3:
         return None
     return True
+
+
+def _holds_probe(name: str, facts: GuardFacts) -> bool:
+    """``get_dtype = getattr(torch, "get_autocast_dtype", None)`` then ``get_dtype is not None`` (rf-detr 1.11):
+    every binding of the name (the function's own, else the module's) is a ``getattr`` of torch with
+    default None, so testing it for None is the probe itself."""
+    local = facts.local_values(name) if facts.local_values is not None else None
+    if local is not None:
+        values = local
+    elif name in facts.imported:
+        return False
+    else:
+        values = [value for _, value in facts.definitions.get(name, ())]
+    return bool(values) and all(
+        value is not None and _feature_probe(value, facts) and value.func.id == "getattr"
+        and type(value.args[2]) is ast.Constant and value.args[2].value is None for value in values)
 
 
 _OPERATOR_MEANING = {"<": _OLD, "<=": _OLD, ">": _NEW, ">=": _NEW, "lt": _OLD, "le": _OLD, "gt": _NEW, "ge": _NEW}

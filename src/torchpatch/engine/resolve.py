@@ -77,6 +77,22 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     return any(isinstance(t, ast.Name) and t.id in _FALLBACK_EXCEPTIONS for t in types)
 
 
+def _plain_assignments(body: list[ast.stmt]) -> dict[str, list[ast.expr]]:
+    """name -> the values of the ``name = value`` statements of a function body (not of nested scopes)."""
+    assigned: dict[str, list[ast.expr]] = {}
+    stack = list(body)
+    while stack:
+        statement = stack.pop()
+        kind = type(statement)
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            continue  # their bodies bind in their own scopes
+        if kind is ast.Assign and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name:
+            assigned.setdefault(statement.targets[0].id, []).append(statement.value)
+        for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            stack.extend(getattr(statement, field_name, ()))
+    return assigned
+
+
 class ScopeTree:
     """Pass 1 over the statements: every binding of every scope, and the scope of each function body."""
 
@@ -89,6 +105,8 @@ class ScopeTree:
         self.old_branch_of: dict[int, str | None] = {}  # id(ast.If) -> which branch is compatibility code
         self._guard_facts: dict[int, GuardFacts] = {}  # id(scope) -> its facts (see guard_facts)
         self._function_of: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # id(function scope) -> its def
+        # id(function scope) -> the function's body, replaced by its plain assignments when first needed
+        self._function_body: dict[int, list[ast.stmt] | dict[str, list[ast.expr]]] = {}
         self._fallback_depth = 0
         self._conditional_depth = 0
         self.definitions, self.imported_names = module_definitions(module)
@@ -100,8 +118,24 @@ class ScopeTree:
         if facts is None:  # the cached facts hold the scope, so its id cannot be reused while cached
             facts = self._guard_facts[id(scope)] = GuardFacts(
                 qualname=lambda expr: self.qualname(expr, scope), definitions=self.definitions,
-                imported=self.imported_names, function=self._function_of.get(id(scope)))
+                imported=self.imported_names, function=self._function_of.get(id(scope)),
+                local_values=(lambda name: self._local_values(scope, name)) if id(scope) in self._function_body else None)
         return facts
+
+    def _local_values(self, scope: Scope, name: str) -> list[ast.expr | None] | None:
+        """The values a function's ``name = value`` statements assign to a name it binds (None in the list for
+        each other binding: a parameter, a loop target...); None when the function does not bind the name."""
+        bindings = scope.bindings.get(name)
+        if not bindings:
+            return None
+        if any(binding.position == (0, 0) for binding in bindings):
+            return [None]  # a parameter (``if mask is None:``, the common case): no walk
+        assigned = self._function_body.get(id(scope))
+        if type(assigned) is list:  # the body, walked on first use
+            assigned = self._function_body[id(scope)] = _plain_assignments(assigned)
+        values: list[ast.expr | None] = list(assigned.get(name, ()))
+        values.extend([None] * (len(bindings) - len(values)))
+        return values
 
     def release(self) -> None:
         """Break the binding <-> scope and facts -> tree cycles, so the file's scopes are freed at once."""
@@ -109,6 +143,7 @@ class ScopeTree:
             scope.bindings.clear()
         self._guard_facts.clear()
         self._function_of.clear()
+        self._function_body.clear()
 
     # -- pass 1 -------------------------------------------------------------------------------
     def _bind(self, scope: Scope, name: str, node: ast.AST, qualname: str | None = None,
@@ -168,6 +203,7 @@ class ScopeTree:
         for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]:
             if arg is not None:
                 inner.bind(Binding(name=arg.arg, position=(0, 0)))
+        self._function_body[id(inner)] = node.body
         self._prescan_declarations(node.body, inner)
         self._visit_body(node.body, inner)
 

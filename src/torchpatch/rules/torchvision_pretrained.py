@@ -159,6 +159,23 @@ def _literal_bool(node: ast.AST) -> bool | None:
     return value if type(value) is bool else None
 
 
+def _falls_back_from_weights(ctx, call, model: str) -> bool:
+    """The call is in an ``except`` handler whose ``try`` calls the same builder with ``weights=``
+    (torch-fidelity 0.4: ``try: vgg16(weights=VGG16_Weights.IMAGENET1K_V1)`` / ``except Exception:``
+    ``vgg16(pretrained=True)``): the flag is the path for torchvision < 0.13, where ``weights=`` fails."""
+    parent = ctx.parent_of(call)
+    while parent is not None and type(parent) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
+        if type(parent) is ast.ExceptHandler:
+            attempt = ctx.parent_of(parent)
+            if any(type(sub) is ast.Call and sub is not call
+                   and (keyword(sub, "weights") is not None or keyword(sub, "weights_backbone") is not None)
+                   and QUALNAMES.get(ctx.resolves_to(sub.func)) == model
+                   for statement in getattr(attempt, "body", ()) for sub in ast.walk(statement)):
+                return True
+        parent = ctx.parent_of(parent)
+    return False
+
+
 class TorchvisionPretrained(Rule):
     """
     ## What it does
@@ -223,6 +240,8 @@ class TorchvisionPretrained(Rule):
 
     def check_call(self, ctx, call, qualname):
         model = QUALNAMES[qualname]
+        if _falls_back_from_weights(ctx, call, model):
+            return
         weights, backbone, _ = MODELS[model]
         for old, new, enum, position in (("pretrained", "weights", weights, 0),
                                          ("pretrained_backbone", "weights_backbone", backbone, None)):
