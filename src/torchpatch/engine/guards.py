@@ -179,8 +179,14 @@ class GuardFacts:
             return None
         local = self._local
         if local is None:
-            local = self._local = _local_definitions(self.function)
-        return local.get(name)
+            local = self._local = module_definitions(self.function)[0]
+        values = local.get(name)
+        # ``flag = flag and x`` is left out: which binding of ``flag`` it reads is not followed.
+        if values is not None and any(type(node) is ast.Name and node.id == name
+                                      for _, value in values for node in ast.walk(value)):
+            return None
+        return values
+
     #: In a function: the values a local name is assigned (None for a binding that is no plain
     #: ``name = value``, such as a parameter); None when the function does not bind the name.
     local_values: Callable[[str], list[ast.expr | None] | None] | None = None
@@ -229,14 +235,6 @@ def module_definitions(module: ast.Module | ast.FunctionDef | ast.AsyncFunctionD
 
     visit(module.body, "plain")
     return definitions, frozenset(imported)
-
-
-def _local_definitions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[tuple[str, ast.expr]]]:
-    """A function's own assignments ``name = value`` (also in its if/try blocks). A name whose value
-    reads the name itself (``flag = flag and x``) is left out: which binding it reads is not followed."""
-    definitions, _ = module_definitions(function)
-    return {name: values for name, values in definitions.items()
-            if not any(type(node) is ast.Name and node.id == name for _, value in values for node in ast.walk(value))}
 
 
 def old_branch(test: ast.expr, facts: GuardFacts | Callable[[ast.expr], bool]) -> str | None:
