@@ -66,6 +66,9 @@ class TypedStorage(Rule):
         "import torch\nlast: torch.TypedStorage = None\n",
         # lightning fabric/utilities/load.py rebuilds checkpoint storages the way torch.serialization does.
         "from torch.storage import TypedStorage\nstorage = TypedStorage(wrap_storage=uts, dtype=dtype, _internal=True)\n",
+        # The private ``_from_buffer`` builds with ``_internal=True`` (no warning); torch.distributed's own
+        # ``_object_to_tensor`` calls it in 2.15 (ColossalAI copies that helper).
+        "import torch\nstorage = torch.ByteStorage._from_buffer(payload)\n",
     ]
     INVALID = [
         Invalid("import torch\nstore = torch.FloatStorage(4)\n"),
@@ -85,7 +88,7 @@ class TypedStorage(Rule):
             yield ctx.diagnostic(reference.node, message)
             return
         if _is_type_test(ctx, reference.node) or in_annotation(reference) \
-                or _is_internal_construction(ctx, reference.node):
+                or _is_internal_construction(ctx, reference.node) or _is_private_from_buffer(ctx, reference.node):
             return  # torch itself still hands out TypedStorage (``tensor.storage()``): naming its type uses nothing
         name = reference.qualname
         message = (f"`{name}` is a typed storage, deprecated since PyTorch {self.deprecated_in}; use tensors, "
@@ -109,3 +112,13 @@ def _is_internal_construction(ctx, node) -> bool:
     parent = ctx.parent_of(node)
     return type(parent) is ast.Call and parent.func is node and any(
         k.arg == "_internal" and type(k.value) is ast.Constant and k.value.value is True for k in parent.keywords)
+
+
+def _is_private_from_buffer(ctx, node) -> bool:
+    """``torch.ByteStorage._from_buffer(...)``: the private constructor behind ``from_buffer`` builds the
+    storage with ``TypedStorage(..., _internal=True)`` in every wheel 2.4.1 … 2.15.0, so it never warns,
+    and torch.distributed's ``_object_to_tensor`` itself still calls it in 2.15 (the public
+    ``from_buffer`` warns first, and stays reported)."""
+    parent = ctx.parent_of(node)
+    return type(parent) is ast.Attribute and parent.value is node and parent.attr == "_from_buffer" \
+        and type(ctx.parent_of(parent)) is ast.Call and ctx.parent_of(parent).func is parent
