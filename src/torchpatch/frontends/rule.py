@@ -34,6 +34,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         raise UsageError("give a rule code or name, or --all")
     if args.output_format == "json":
+        # ``--all`` in JSON is the knowledge export (one entry per rule of the database, every field); an
+        # engine code is given there only when asked for by name.
+        engines = () if args.all else engines
         print(json.dumps([*(_rule_json(rule) for rule in rules), *(_engine_json(e) for e in engines)], indent=2))
     elif args.all:
         width = max(len(entry.name) for entry in (*rules, *engines))
