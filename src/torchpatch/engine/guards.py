@@ -171,7 +171,9 @@ class GuardFacts:
     #: The function whose body is asked about: a name it assigns is its own local (captum 0.9:
     #: ``version = parse_version(torch.__version__)`` then ``if version < (2, 0, 0):``).
     function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-    _local: dict[str, list[tuple[str, ast.expr]]] | None = field(default=None, init=False, repr=False)
+    _assigned: dict[str, list[tuple[str, ast.expr]]] = field(default_factory=dict, init=False, repr=False)
+    _reads_version: dict[str, bool] = field(default_factory=dict, init=False, repr=False)
+    _local: dict[str, list[tuple[str, ast.expr]] | None] | None = field(default=None, init=False, repr=False)
 
     def local_definitions(self, name: str) -> list[tuple[str, ast.expr]] | None:
         """How the function assigns ``name`` (None when it is not one of its locals)."""
@@ -179,13 +181,30 @@ class GuardFacts:
             return None
         local = self._local
         if local is None:
-            local = self._local = module_definitions(self.function)[0]
-        values = local.get(name)
+            local = self._local = {}
+            self._assigned = module_definitions(self.function)[0]
+        if name in local:
+            return local[name]
+        values = self._assigned.get(name)
         # ``flag = flag and x`` is left out: which binding of ``flag`` it reads is not followed.
         if values is not None and any(type(node) is ast.Name and node.id == name
                                       for _, value in values for node in ast.walk(value)):
-            return None
+            values = None
+        local[name] = values
         return values
+
+    def local_reads_version(self, name: str) -> bool | None:
+        """Whether the local ``name`` holds the torch version (see :func:`_reads_torch_version`);
+        None when it is not a local. Each name is answered once (a cycle of locals reads as False)."""
+        known = self._reads_version.get(name)
+        if known is not None:
+            return known
+        values = self.local_definitions(name)
+        if values is None:
+            return None
+        self._reads_version[name] = False
+        answer = self._reads_version[name] = any(_reads_torch_version(value, self) for _, value in values)
+        return answer
 
     #: In a function: the values a local name is assigned (None for a binding that is no plain
     #: ``name = value``, such as a parameter); None when the function does not bind the name.
@@ -341,10 +360,9 @@ def _is_version_value(expr: ast.expr, facts: GuardFacts, depth: int) -> bool:
                 if _is_version_name(torch_name):
                     return True
                 continue
-            local = facts.local_definitions(node.id)
-            if local is not None:
-                if any(_reads_torch_version(value, facts, depth + 1) for _, value in local) \
-                        or name_role(node.id) == "value":
+            reads_version = facts.local_reads_version(node.id)
+            if reads_version is not None:
+                if reads_version or name_role(node.id) == "value":
                     return True
                 continue
             definitions = facts.definitions.get(node.id)
@@ -368,23 +386,24 @@ def _is_version_value(expr: ast.expr, facts: GuardFacts, depth: int) -> bool:
     return False
 
 
-def _reads_torch_version(expr: ast.expr, facts: GuardFacts, depth: int) -> bool:
+def _reads_torch_version(expr: ast.expr, facts: GuardFacts) -> bool:
     """Whether a local's value visibly reads the torch version (``parse_version(torch.__version__)``,
     ``importlib.metadata.version("torch")``, or another local that does). Stricter than
     :func:`_is_version_value`, which also trusts names: ``v = get_version()`` and
     ``minimum = parse("1.10")`` are left to what their names say."""
-    if depth > _MAX_DEPTH:
-        return False
     for node in ast.walk(expr):
         kind = type(node)
-        if kind is ast.Attribute or kind is ast.Name:
-            torch_name = facts.torch_name(node)
-            if torch_name is not None and _is_version_name(torch_name):
+        if kind is ast.Attribute:
+            # only ``__version__`` can end a version name: the (costly) torch lookup only for it
+            if node.attr == "__version__" and _is_version_name(facts.torch_name(node) or ""):
                 return True
-            if kind is ast.Name and torch_name is None:
-                local = facts.local_definitions(node.id)
-                if local and any(_reads_torch_version(value, facts, depth + 1) for _, value in local):
+        elif kind is ast.Name:
+            reads_version = facts.local_reads_version(node.id)
+            if reads_version is not None:
+                if reads_version:
                     return True
+            elif "version" in node.id.lower() and _is_version_name(facts.torch_name(node) or ""):
+                return True  # ``from torch import __version__ as tv``
         elif kind is ast.Call and _names_torch_distribution(node):
             return True
     return False
