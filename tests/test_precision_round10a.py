@@ -54,3 +54,40 @@ def test_from_buffer_warns_and_the_private_one_does_not():
         warnings.simplefilter("always")
         torch.ByteStorage.from_buffer(data)
     assert [w for w in caught if "TypedStorage is deprecated" in str(w.message)]
+
+
+# -- a call that only sends: the message must not say it unpickles ------------------------------------
+# (ColossalAI checkpoint_io/utils.py: ``if rank == dst: dist.gather_object(meta, gathered, dst=...)``
+# ``else: dist.gather_object(meta, dst=..., group=...)``. Without an ``object_gather_list`` the call can
+# only run on a non-destination rank (2.4.1 … 2.15.0 raise ValueError on the destination), where it
+# pickles and sends; it still has to pass ``weights_only=`` once the receiver does.)
+
+@pytest.mark.parametrize("source", [
+    "import torch.distributed as dist\n\ndef send_meta(meta, group):\n    dist.gather_object(meta, dst=0, group=group)\n",
+    "import torch.distributed as dist\ndist.gather_object(meta, None, 0)\n",
+    "import torch.distributed as dist\ndist.gather_object(meta, object_gather_list=None, dst=0)\n",
+    "from torch.distributed import send_object_list\nsend_object_list([config], dst=1)\n",
+])
+def test_a_call_that_only_sends_is_reported_as_a_sender(lint, source):
+    (finding,) = findings_of(lint, source, "TP310")
+    assert "this call only sends" in finding.message
+    assert "unpickles objects from other ranks" not in finding.message
+    assert "your minimum is 2.4" in finding.message
+
+
+@pytest.mark.parametrize("source", [
+    "import torch.distributed as dist\ndist.gather_object(meta, gathered, dst=0)\n",
+    "import torch.distributed as dist\ndist.gather_object(meta, gathered if rank == 0 else None, dst=0)\n",
+    "import torch.distributed as dist\ndist.gather_object(meta, object_gather_list=out, dst=0)\n",
+    "import torch.distributed as dist\ndist.broadcast_object_list(objects, src=0)\n",
+    "import torch.distributed as dist\ndist.recv_object_list(objects, src=0)\n",
+])
+def test_a_call_that_may_receive_keeps_the_unpickling_message(lint, source):
+    (finding,) = findings_of(lint, source, "TP310")
+    assert "unpickles objects from other ranks" in finding.message
+
+
+def test_a_sender_gets_the_same_unsafe_fix_from_2_14(lint):
+    source = "import torch.distributed as dist\ndist.gather_object(meta, dst=0)\n"
+    (finding,) = findings_of(lint, source, "TP310", min_torch="2.14")
+    assert finding.fix is not None and "weights_only=True" in finding.fix.message

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from torchpatch.rules._helpers import add_keyword, has_double_star, keyword
+from torchpatch.rules._helpers import add_keyword, argument, has_double_star, keyword
 from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v
 
@@ -25,7 +25,9 @@ class ObjectCollectivesPickle(Rule):
     ## What it does
     Flags the object collectives of `torch.distributed` (`broadcast_object_list`,
     `all_gather_object`, `gather_object`, `scatter_object_list`, `send_object_list`,
-    `recv_object_list`) called without `weights_only=`.
+    `recv_object_list`) called without `weights_only=`. A call that only sends (`send_object_list`,
+    or `gather_object` without an `object_gather_list`, which only a non-destination rank can make)
+    is reported too, since every rank must pass the same value, with a message that says so.
 
     ## Why is this bad?
     These functions pickle Python objects on one rank and unpickle them on the others with the
@@ -90,9 +92,15 @@ class ObjectCollectivesPickle(Rule):
         if any(isinstance(argument, ast.Starred) for argument in call.args) \
                 or len(call.args) > WEIGHTS_ONLY_POSITION[function]:
             return  # passed positionally (or maybe, through *args)
-        message = (f"`{function}` without `weights_only=` unpickles objects from other ranks with full `pickle` "
-                   f"(code execution if a peer is compromised); PyTorch {self.changed_in} added `weights_only=` "
-                   f"(default `False`; `True` on every rank loads only tensors and allowlisted types)")
+        if _only_sends(function, call):
+            message = (f"`{function}` without `weights_only=`: this call only sends, but the destination rank "
+                       f"unpickles what it sends with full `pickle`, and `weights_only=True` works only when every "
+                       f"rank passes it; PyTorch {self.changed_in} added `weights_only=` (default `False`; `True` on "
+                       f"every rank loads only tensors and allowlisted types)")
+        else:
+            message = (f"`{function}` without `weights_only=` unpickles objects from other ranks with full `pickle` "
+                       f"(code execution if a peer is compromised); PyTorch {self.changed_in} added `weights_only=` "
+                       f"(default `False`; `True` on every rank loads only tensors and allowlisted types)")
         fix = None
         if ctx.min_torch >= self.replacement_since:
             fix = Fix(message="Pass `weights_only=True` (every rank must pass it; objects must be weights-only loadable)",
@@ -100,3 +108,15 @@ class ObjectCollectivesPickle(Rule):
         else:
             message += f" (your minimum is {ctx.min_torch})"
         yield ctx.diagnostic(call.func, message, fix)
+
+
+def _only_sends(function: str, call: ast.Call) -> bool:
+    """A call that unpickles nothing itself: ``send_object_list``, or ``gather_object`` without an
+    ``object_gather_list`` (absent or a literal ``None``), which only a non-destination rank can make
+    (the 2.4.1 … 2.15.0 wheels raise ValueError on the destination without one, and send on the others)."""
+    if function == "send_object_list":
+        return True
+    if function != "gather_object":
+        return False
+    found = argument(call, "object_gather_list", 1)
+    return found is None or (type(found[1]) is ast.Constant and found[1].value is None)
