@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from torchpatch.rules._call_sites import (
     CALLEE, DECORATOR, IMPORT, Insertions, has_starred, in_annotation, insert_after_positional,
-    insert_first_argument, is_none_test, positional_to_keywords, reference_role, root_name,
+    insert_first_argument, is_class_test, is_none_test, positional_to_keywords, reference_role, root_name,
 )
 from torchpatch.rules._helpers import add_keyword, has_double_star, keyword, replace_node
 from torchpatch.rules.base import UNSAFE, Fix, Rule
@@ -90,6 +90,16 @@ class AmpApiRule(Rule):
                 f"`{self.module}.{api}` is {self.version_phrase(ctx.target)}; in an annotation use "
                 f"`torch.amp.GradScaler` (the old class subclasses it; not fixed automatically: "
                 f"annotations read at run time would change)"))
+            return
+        if api == "GradScaler" and is_class_test(reference):
+            # ``isinstance(scaler, torch.cuda.amp.GradScaler)``: the base class also matches other scalers,
+            # and a scaler built by ``torch.amp.GradScaler("cuda")`` (this rule's fix of a construction,
+            # perhaps in another module) is not an instance of the old subclass (2.4-2.15
+            # torch/{cuda,cpu}/amp/grad_scaler.py): mmf's tests check the trainer's scaler this way.
+            yield ctx.diagnostic(node, self._message(ctx, api, (
+                f' (not fixed automatically: `torch.amp.GradScaler` also matches other scalers, and a scaler built '
+                f'with `torch.amp.GradScaler("{self.device}", ...)`, as the fix of a construction writes, is not '
+                f'an instance of `{self.module}.GradScaler`: change the constructions and this test together)')))
             return
         tail = " (not fixed automatically here: the new signature differs"
         if api == "GradScaler":

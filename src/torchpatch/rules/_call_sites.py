@@ -66,6 +66,20 @@ def is_none_test(reference) -> bool:
     return False
 
 
+def is_class_test(reference) -> bool:
+    """Whether the watched name is the class argument of ``isinstance``/``issubclass``, alone or in a tuple
+    (``isinstance(scaler, torch.cuda.amp.GradScaler)``): a type test, not a use of the object."""
+    node = reference.node
+    for part in _header(reference.statement):
+        for inner in ast.walk(part):
+            if type(inner) is ast.Call and type(inner.func) is ast.Name and len(inner.args) == 2 \
+                    and inner.func.id in ("isinstance", "issubclass"):
+                classes = inner.args[1]
+                if classes is node or (type(classes) is ast.Tuple and any(e is node for e in classes.elts)):
+                    return True
+    return False
+
+
 def _is_none(expr: ast.expr) -> bool:
     return type(expr) is ast.Constant and expr.value is None
 

@@ -151,6 +151,18 @@ class TableRule(Rule):
         node = reference.node
         old_parent, _, old_leaf = row.old.rpartition(".")
         new_parent, _, new_leaf = row.new.rpartition(".")
+        if reference.module_node is not None:
+            # ``from torch.nn.utils.weight_norm import weight_norm`` (mmf): the old function's name is also
+            # the submodule that defines it, and the match is the statement's module path. Only the
+            # statement that imports just that function can become ``from NEW_PARENT import NEW_LEAF``;
+            # replacing the statement with the new name (an expression) would drop the import.
+            statement = reference.module_node
+            names = statement.names
+            if statement.level or statement.module != row.old or len(names) != 1 or names[0].name != old_leaf:
+                return []
+            local = names[0].asname or names[0].name
+            alias = "" if local == new_leaf else f" as {local}"
+            return [Edit(ctx.start(statement), ctx.end(statement), f"from {new_parent} import {new_leaf}{alias}")]
         if isinstance(node, ast.alias):
             start = ctx.start(node)
             statement = reference.statement

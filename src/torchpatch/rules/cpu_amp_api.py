@@ -23,7 +23,9 @@ class CpuAmpApi(AmpApiRule):
     `True` as the dtype, and writes the old class's pinned `dtype=torch.bfloat16` when the call
     passes none (the new class would inherit an enclosing autocast's dtype instead).
 
-    A reference that is not called is reported without a fix.
+    A reference that is not called is reported without a fix. A fixed `GradScaler` construction builds
+    `torch.amp.GradScaler`, the old class's base, so `isinstance(scaler, torch.cpu.amp.GradScaler)` is
+    False for it: such a type test is reported with a message that says so.
     """
 
     code = "TP203"

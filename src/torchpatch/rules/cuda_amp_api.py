@@ -36,6 +36,12 @@ class CudaAmpApi(AmpApiRule):
 
     A reference that is not called (`ctx = torch.cuda.amp.autocast`, a base class,
     `isinstance(x, torch.cuda.amp.GradScaler)`) is reported without a fix.
+
+    The fixed construction `torch.amp.GradScaler("cuda", ...)` builds the old class's base class, so a
+    type test `isinstance(scaler, torch.cuda.amp.GradScaler)` (2.4-2.15: the old class subclasses the
+    new one) is False for it. The linter reads one file at a time: a test in another module or in a
+    library is not seen when the construction is fixed. Each such test in checked code is reported
+    and its message says so: change the constructions and the tests together.
     """
 
     code = "TP202"
@@ -53,7 +59,9 @@ class CudaAmpApi(AmpApiRule):
         "so the fix writes `dtype=torch.float16` when none is passed (unsafe with `**options`, which may or may "
         "not hold one). The old class also pins `cache_enabled=True` where the new one inherits it: that changes "
         "caching of cast weights, not results. Unsafe when your minimum torch is older than the replacement "
-        "(`torch.amp.GradScaler` 2.3, `custom_fwd(device_type=)` 2.4)."
+        "(`torch.amp.GradScaler` 2.3, `custom_fwd(device_type=)` 2.4). A fixed `GradScaler` construction "
+        "builds the base class: `isinstance(scaler, torch.cuda.amp.GradScaler)` tests (reported, with a note) "
+        "turn False."
     )
     references = ("https://pytorch.org/docs/stable/amp.html",)
     torchfix_codes = ("TOR101",)
