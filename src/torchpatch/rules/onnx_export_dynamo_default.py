@@ -93,7 +93,11 @@ class OnnxExportDynamoDefault(Rule):
             return
         message = (f"`torch.onnx.export` without `dynamo=`: the default became `dynamo=True` (the torch.export-based "
                    f"exporter) in PyTorch {self.changed_in}; your minimum is {ctx.min_torch}")
-        if keyword(call, "dynamic_axes") is not None:
+        dynamic_axes = keyword(call, "dynamic_axes")
+        # `dynamic_axes=None` is the default: torch.export's path (2.9-2.15 `_compat.export_compat`)
+        # only converts or warns about a `dynamic_axes` that is not None.
+        if dynamic_axes is not None and not (isinstance(dynamic_axes.value, ast.Constant)
+                                             and dynamic_axes.value.value is None):
             message += "; `dynamic_axes` is meant for `dynamo=False` (use `dynamic_shapes` with dynamo=True)"
         fix = Fix(message="Pass `dynamo=False` to keep the TorchScript-based exporter (deprecated since 2.8)",
                   edits=[add_keyword(ctx, call, "dynamo=False")], applicability=UNSAFE)
