@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from torchpatch.rules import _api_db
 from torchpatch.rules._wheel_rules import LazyNames, covered
 from torchpatch.rules.base import Invalid, Rule, Valid
@@ -46,6 +48,9 @@ class WheelRemovedApi(Rule):
         Valid("from torch.utils.mkldnn import MkldnnLinear\n", target_torch="2.14"),
         # Gone in 2.6, but the target is 2.5.
         Valid("from torch.distributed._tensor.api import DTensor\n", target_torch="2.4"),
+        # Read only where the release still has it (FILE_LIKE went in 2.7): a feature probe of the name itself.
+        Valid("import torch\nif hasattr(torch.serialization, 'FILE_LIKE'):\n    F = torch.serialization.FILE_LIKE\n",
+              target_torch="2.15"),
     ]
     INVALID = [
         Invalid("import torch\ntorch.align_tensors(a, b)\n", target_torch="2.15"),
@@ -58,8 +63,36 @@ class WheelRemovedApi(Rule):
             return
         if removal.back_in is not None and removal.back_in <= ctx.target:
             return
+        if _inside_own_probe(ctx, reference.node, removal.qualname):
+            return
         kind = "module" if removal.is_module else "name"
         message = f"`{removal.qualname}` is not in PyTorch {ctx.target} (the {kind} was removed in {removal.removed_in})"
         if removal.replacement:
             message += f"; use `{removal.replacement}`"
         yield ctx.diagnostic(reference.node if reference.module_node is None else reference.module_node, message)
+
+
+def _probed_name(test: ast.expr, ctx) -> set[str]:
+    """The names ``hasattr(<torch object>, "name")`` conjuncts of ``test`` make sure exist."""
+    conjuncts = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
+    probed = set()
+    for part in conjuncts:
+        if (type(part) is ast.Call and type(part.func) is ast.Name and part.func.id == "hasattr"
+                and len(part.args) == 2 and type(part.args[1]) is ast.Constant and type(part.args[1].value) is str):
+            owner = ctx.resolves_to(part.args[0])
+            if owner:
+                probed.add(f"{owner}.{part.args[1].value}")
+    return probed
+
+
+def _inside_own_probe(ctx, node: ast.AST, qualname: str) -> bool:
+    """``if hasattr(torch.serialization, "FILE_LIKE"): ... torch.serialization.FILE_LIKE`` (ChatTTS): the
+    body runs only on releases that still have the name, so the removal cannot break it there."""
+    child, parent = node, ctx.parent_of(node)
+    while parent is not None:
+        if type(parent) in (ast.If, ast.IfExp) and child is not parent.test and (
+                child in parent.body if type(parent) is ast.If else child is parent.body):
+            if any(qualname == name or qualname.startswith(name + ".") for name in _probed_name(parent.test, ctx)):
+                return True
+        child, parent = parent, ctx.parent_of(parent)
+    return False
