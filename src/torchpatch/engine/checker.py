@@ -12,7 +12,8 @@ from torchpatch.engine.candidates import (Mentions, bound_qualnames, nothing_to_
                                           word_offsets_of)
 from torchpatch.engine.guards import (BODY_IS_OLD, BOTH, ELSE_IS_OLD, handler_is_fallback,
                                       import_returns_early, old_branch, operands_on_new_releases)
-from torchpatch.engine.resolve import TRACKED_ROOTS, Binding, Scope, ScopeTree, returns_early_on_new_releases
+from torchpatch.engine.resolve import (TRACKED_ROOTS, Binding, Scope, ScopeTree, first_row as _first_row,
+                                       returns_early_on_new_releases)
 from torchpatch.engine.source import Locator
 from torchpatch.findings import SAFE, UNSAFE, Diagnostic, Edit, Fix
 from torchpatch.rules._api_db import star_exports
@@ -275,10 +276,16 @@ def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, m
     found = Mentions()
     if not every_mention and nothing_to_walk(text, tree, index, exports, found):
         return []  # most files: no rule can see anything in them, and pass 1 is not needed to know it
-    scopes = ScopeTree(tree, exports)
+    rows = found.rows  # None when every mention is walked (or the text was not read): from the scope tree
+    if rows is None:
+        scopes = ScopeTree(tree, exports)
+    else:
+        # Known before pass 1: it leaves for later the function bodies that hold no candidate row.
+        eager = rows_of(text, word_offsets_of(text, "global", len(text))) if "global" in text else []
+        scopes = ScopeTree(tree, exports, walked_rows=rows, eager_rows=eager)
     try:
         ctx = Context(text, locator, tree, scopes, target, min_torch)
-        candidate_rows = _candidate_rows(text, scopes, index, every_mention, found)
+        candidate_rows = rows if rows is not None else _candidate_rows(text, scopes, index, every_mention, found)
         if not candidate_rows and not scopes.imports:
             return []
         _Walker(ctx, index, candidate_rows).run()
@@ -680,10 +687,10 @@ def _split_statement(node: ast.stmt, scopes: ScopeTree, scope: Scope):
         arguments = node.args
         header = [*node.decorator_list, *arguments.defaults, *(d for d in arguments.kw_defaults if d is not None),
                   *annotations_of(node)]
-        return header, [node.body], scopes.scope_of.get(id(node), scope)
+        return header, [node.body], scopes.scope_of_node(node, scope)
     if isinstance(node, ast.ClassDef):
         header = [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
-        return header, [node.body], scopes.scope_of.get(id(node), scope)
+        return header, [node.body], scopes.scope_of_node(node, scope)
     if isinstance(node, ast.If):
         old = scopes.old_branch_of[id(node)] if id(node) in scopes.old_branch_of \
             else old_branch(node.test, scopes.guard_facts(scope))
@@ -734,12 +741,6 @@ def _overridden_on_new_releases(assignment: ast.Assign, following: ast.stmt, sco
     name = assignment.targets[0].id
     return any(type(s) is ast.Assign and any(type(t) is ast.Name and t.id == name for t in s.targets)
                for s in following.body)
-
-
-def _first_row(statement: ast.stmt) -> int:
-    """A statement's first row, its decorators included."""
-    decorators = getattr(statement, "decorator_list", None)
-    return min([statement.lineno, *(d.lineno for d in decorators)]) if decorators else statement.lineno
 
 
 def _bind_arguments(scope: Scope, arguments: ast.arguments) -> None:
