@@ -196,3 +196,19 @@ def test_findings_are_the_same_with_and_without_the_deferral(code, monkeypatch):
     except SyntaxError:
         pytest.skip("not Python (a notebook or dependency-file example)")
     assert _findings(code, True, monkeypatch) == _findings(code, False, monkeypatch)
+
+
+def test_method_offsets_are_the_method_patterns_matches():
+    from torchpatch.engine.settings import Settings
+
+    settings = Settings()
+    settings.select = ["ALL"]
+    index = settings.rules_for(Path("snippet.py"))
+    texts = ["", "x.compile()", "model . zero_grad (set_to_none=False)\nopt.zero_grad\n(x).storage ()",
+             "a.compiled()\nb.recompile()\nc.to_local(\n)\nd.to_localx()\ne._flatten(1)._flatten(2)",
+             "torch.compile\nx = y.compile\t(\n)", "..compile((", ".\n compile\n(", "compile(x)"]
+    for path in sorted([*(ROOT / "tests" / "fixtures").rglob("*.py"), *(ROOT / "examples").rglob("*.py")]):
+        texts.append(path.read_text(encoding="utf-8"))
+    texts += [example_code(example) for rule in all_rules() for example in (*rule.VALID, *rule.INVALID)]
+    for text in texts:
+        assert index.method_offsets(text) == [match.start() for match in index.method_pattern.finditer(text)], text

@@ -293,7 +293,7 @@ def nothing_to_walk(text: str, tree: ast.Module, index: "RuleIndex",
     if names:
         offsets: list[int] = []
         if index.method_pattern is not None:
-            offsets.extend(match.start() for match in index.method_pattern.finditer(text))
+            offsets.extend(index.method_offsets(text))
         if index.attributes:
             end = len(text)
             offsets.extend(offset for name in index.attributes for offset in word_offsets_of(text, name, end))

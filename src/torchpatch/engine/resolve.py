@@ -42,7 +42,8 @@ class Scope:
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
     global_names: set[str] = field(default_factory=set)
     nonlocal_names: set[str] = field(default_factory=set)
-    # A function body pass 1 has not visited yet: (body, the last serial then, fallback depth, conditional depth).
+    # A function pass 1 has not visited yet (its arguments and body): (the FunctionDef, the last serial then,
+    # the fallback depth, the conditional depth).
     pending: tuple | None = None
 
     def bind(self, binding: Binding) -> None:
@@ -133,14 +134,13 @@ class ScopeTree:
         own bindings (made now, serial > start) are seen as they are made, in order, as they would have been;
         the depths of fallback and conditional code are those of the ``def``. Its nested functions are visited
         at once, inside the same view. The bindings of other bodies visited later are in no scope seen here."""
-        body, limit, fallback_depth, conditional_depth = scope.pending
+        function, limit, fallback_depth, conditional_depth = scope.pending
         scope.pending = None
         saved = self._visible, self._walked_rows, self._fallback_depth, self._conditional_depth
         self._visible, self._walked_rows = (limit, self._serial), None
         self._fallback_depth, self._conditional_depth = fallback_depth, conditional_depth
         try:
-            self._prescan_declarations(body, scope)
-            self._visit_body(body, scope)
+            self._visit_function_body(function, scope)
         finally:
             self._visible, self._walked_rows, self._fallback_depth, self._conditional_depth = saved
 
@@ -156,7 +156,8 @@ class ScopeTree:
     def release(self) -> None:
         """Break the binding <-> scope and facts -> tree cycles, so the file's scopes are freed at once."""
         for scope in (self.module_scope, *self._scope_of.values()):
-            scope.bindings.clear()
+            if scope.bindings:
+                scope.bindings.clear()
             scope.pending = None
         self._pending.clear()
         self._guard_facts.clear()
@@ -216,26 +217,28 @@ class ScopeTree:
         self._bind(scope, node.name, node)
         inner = Scope("function", scope)
         self._scope_of[id(node)] = inner
+        if self._walked_rows is not None and not self._eager_depth:
+            # The rows the walker tests before it enters the body (checker._Walker._visit_statement).
+            body = node.body
+            first, last = first_row(body[0]), body[-1].end_lineno or body[-1].lineno
+            if _holds_a_row(self._eager_rows, first, last):
+                self._eager_depth += 1
+                self._visit_function_body(node, inner)
+                self._eager_depth -= 1
+                return
+            if not _holds_a_row(self._walked_rows, first, last):
+                inner.pending = (node, self._serial, self._fallback_depth, self._conditional_depth)
+                self._pending.append(inner)
+                return
+        self._visit_function_body(node, inner)
+
+    def _visit_function_body(self, node: ast.FunctionDef | ast.AsyncFunctionDef, inner: Scope) -> None:
         arguments = node.args
         for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]:
             if arg is not None:
                 inner.bind(Binding(name=arg.arg, position=(0, 0)))
-        body = node.body
-        if self._walked_rows is not None and not self._eager_depth:
-            # The rows the walker tests before it enters the body (checker._Walker._visit_statement).
-            first, last = first_row(body[0]), body[-1].end_lineno or body[-1].lineno
-            if _holds_a_row(self._eager_rows, first, last):
-                self._eager_depth += 1
-                self._prescan_declarations(body, inner)
-                self._visit_body(body, inner)
-                self._eager_depth -= 1
-                return
-            if not _holds_a_row(self._walked_rows, first, last):
-                inner.pending = (body, self._serial, self._fallback_depth, self._conditional_depth)
-                self._pending.append(inner)
-                return
-        self._prescan_declarations(body, inner)
-        self._visit_body(body, inner)
+        self._prescan_declarations(node.body, inner)
+        self._visit_body(node.body, inner)
 
     def _visit_class(self, node: ast.ClassDef, scope: Scope) -> None:
         self._bind(scope, node.name, node)
