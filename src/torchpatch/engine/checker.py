@@ -420,6 +420,8 @@ class _Walker:
                     starred, double = _unknown_arguments(node.value)
                     self._wrapped_call(ast.copy_location(ast.Call(node.value, [starred], [double]), node.value), scope, node)
             return
+        if not self._has_candidate(_first_row(node), node.end_lineno or node.lineno):
+            return  # its header and bodies lie inside it: nothing of it would be visited
         header, bodies, inner_scope = _split_statement(node, self.ctx.scopes, scope)
         if header:
             first = min(getattr(n, "lineno", node.lineno) for n in header)
