@@ -202,15 +202,23 @@ def _bodies(node: ast.stmt) -> list[list[ast.stmt]]:
 
 
 class Mentions:
-    """What :func:`nothing_to_walk` found on its way, for checker._candidate_rows to reuse when it holds exactly."""
+    """What :func:`nothing_to_walk` found on its way, for checker._candidate_rows to reuse when it holds exactly.
 
-    __slots__ = ("names", "qualnames", "watched", "others")
+    ``rows``, for a file that is walked, are its candidate rows read without the scope tree: the rows
+    checker._candidate_rows computes with it, or more. The import rows, the method and attribute offsets and
+    the tracked names (``_tracked`` is checker._tracked_names's set) are the same; the watched mentions are
+    those of qualnames that follow aliases through every binding of their root (a superset of
+    bound_qualnames' answer, and watched_mentions only keeps more for more). More rows only make the walker
+    visit statements in which no chain reaches a watched name, where no rule is triggered."""
+
+    __slots__ = ("names", "qualnames", "watched", "others", "rows")
 
     def __init__(self) -> None:
         self.names: set[str] | None = None  # checker._tracked_names's answer (the same set, see _tracked)
         self.qualnames: dict[str, set[str]] = {}  # per name, the qualnames watched_mentions was given
         self.watched: list[int] | None = None  # watched_mentions(text, qualnames, ...)
         self.others: list[int] | None = None  # the watched methods' and assigned attributes' offsets
+        self.rows: list[int] | None = None
 
     def watched_offsets(self, bound: dict[str, set[str]], prefixes: frozenset[str]) -> list[int] | None:
         """The watched mentions for ``bound`` when they were found for the same qualnames (those starting a
@@ -226,12 +234,14 @@ class Mentions:
 def nothing_to_walk(text: str, tree: ast.Module, index: "RuleIndex",
                     star_exports: Callable[[str], frozenset[str] | None], found: Mentions | None = None) -> bool:
     """True when the walker would visit nothing but imports no rule watches (see above): no finding is possible.
-    ``found``, when given, keeps the mentions read on the way (for the candidate rows of a file that is walked)."""
+    ``found``, when given, keeps the mentions read on the way, and for a file that is walked its candidate rows
+    (``found.rows``, see :func:`candidate_rows`)."""
     references = index.references
     imports: list[ast.stmt] = []
     compounds: list[ast.stmt] = []
     bound: dict[str, set[str]] = {}  # name -> tracked qualnames its import bindings give it
     aliases: list[tuple[str, str, str]] = []  # ``name = root.a.b``: (name, root, ".a.b")
+    walked = False  # known to be walked: the statements are still read, for the candidate rows
     blocks = [tree.body]
     while blocks:
         body = blocks.pop()
@@ -255,14 +265,12 @@ def nothing_to_walk(text: str, tree: ast.Module, index: "RuleIndex",
                         aliases.append((target.id, root.id, "".join(f".{part}" for part in reversed(parts))))
                 continue
             if kind is ast.Import or kind is ast.ImportFrom:
-                if _import_reaches_a_rule(statement, references):
-                    return False
-                row = statement.lineno
-                # Another statement on the import's row (``import os; x.cuda()``) is walked with it.
-                if position > 0 and type(body[position - 1]) not in _IMPORTS and body[position - 1].end_lineno >= row:
-                    return False
-                if position + 1 < len(body) and type(body[position + 1]) not in _IMPORTS and body[position + 1].lineno <= row:
-                    return False
+                if not walked:
+                    row = statement.lineno
+                    # Another statement on the import's row (``import os; x.cuda()``) is walked with it.
+                    walked = _import_reaches_a_rule(statement, references) \
+                        or (position > 0 and type(body[position - 1]) not in _IMPORTS and body[position - 1].end_lineno >= row) \
+                        or (position + 1 < len(body) and type(body[position + 1]) not in _IMPORTS and body[position + 1].lineno <= row)
                 imports.append(statement)
                 _import_bindings(statement, bound, star_exports)
                 continue
@@ -281,22 +289,30 @@ def nothing_to_walk(text: str, tree: ast.Module, index: "RuleIndex",
     names = _tracked(bound, aliases)
     found = found if found is not None else Mentions()
     found.names = names
+    rows: set[int] = set()
     if names:
         offsets: list[int] = []
         if index.method_pattern is not None:
-            offsets.extend(match.start() for match in index.method_pattern.finditer(text))
+            offsets.extend(index.method_offsets(text))
         if index.attributes:
             end = len(text)
             offsets.extend(offset for name in index.attributes for offset in word_offsets_of(text, name, end))
         found.others = offsets
-        if offsets and not _on_rows(text, offsets, import_rows):
-            return False
+        if offsets:
+            rows.update(rows_of(text, list(offsets)))
         qualnames = _alias_qualnames(bound, aliases, index.watched_prefixes)
         found.qualnames = {name: qualnames.get(name, set()) for name in names}
         found.watched = watched_mentions(text, found.qualnames, index.watched, index.watched_prefixes)
-        if found.watched and not _on_rows(text, found.watched, import_rows):
-            return False
-    # A header whose rows hold an import row is walked (``try:`` ... ``except Error:`` spans its body).
+        if found.watched:
+            rows.update(rows_of(text, list(found.watched)))
+    walked = walked or not rows.issubset(import_rows) or _header_holds_an_import_row(compounds, import_rows)
+    if walked:
+        found.rows = sorted(rows.union(import_rows))
+    return not walked
+
+
+def _header_holds_an_import_row(compounds: list[ast.stmt], import_rows: list[int]) -> bool:
+    """A header whose rows hold an import row is walked (``try:`` ... ``except Error:`` spans its body)."""
     for statement in compounds:
         first = getattr(statement, "decorator_list", None)
         first = min(statement.lineno, *(d.lineno for d in first)) if first else statement.lineno
@@ -309,13 +325,8 @@ def nothing_to_walk(text: str, tree: ast.Module, index: "RuleIndex",
             high = max(getattr(n, "end_lineno", statement.lineno) or statement.lineno for n in header)
             at = bisect.bisect_left(import_rows, low)
             if at < len(import_rows) and import_rows[at] <= high:
-                return False
-    return True
-
-
-def _on_rows(text: str, offsets: list[int], rows: list[int]) -> bool:
-    allowed = set(rows)
-    return all(row in allowed for row in rows_of(text, list(offsets)))
+                return True
+    return False
 
 
 def _import_bindings(node: ast.Import | ast.ImportFrom, bound: dict[str, set[str]],

@@ -12,7 +12,8 @@ from torchpatch.engine.candidates import (Mentions, bound_qualnames, nothing_to_
                                           word_offsets_of)
 from torchpatch.engine.guards import (BODY_IS_OLD, BOTH, ELSE_IS_OLD, handler_is_fallback,
                                       import_returns_early, old_branch, operands_on_new_releases)
-from torchpatch.engine.resolve import TRACKED_ROOTS, Binding, Scope, ScopeTree, returns_early_on_new_releases
+from torchpatch.engine.resolve import (TRACKED_ROOTS, Binding, Scope, ScopeTree, first_row as _first_row,
+                                       returns_early_on_new_releases)
 from torchpatch.engine.source import Locator
 from torchpatch.findings import SAFE, UNSAFE, Diagnostic, Edit, Fix
 from torchpatch.rules._api_db import star_exports
@@ -258,6 +259,8 @@ class RuleIndex:
                 self.methods.setdefault(name, []).append(rule)
         method_names = "|".join(sorted(map(re.escape, self.methods)))
         self.method_pattern = re.compile(rf"\.\s*(?:{method_names})\s*\(") if method_names else None
+        self._method_names = sorted(self.methods)
+        self._method_patterns: dict[tuple[str, ...], re.Pattern] = {}  # per set of names a text holds
         self.attributes: dict[str, list[Rule]] = {}
         for rule in self.rules:
             for name in rule.attributes_assigned:
@@ -265,6 +268,19 @@ class RuleIndex:
         # What a chain must reach for a rule to see it, and every dotted start of those names (engine/candidates.py).
         self.watched = frozenset(self.calls) | frozenset(self.references)
         self.watched_prefixes = frozenset(prefix for name in self.watched for prefix in _prefixes(name))
+
+    def method_offsets(self, text: str) -> list[int]:
+        """The offsets of ``method_pattern``'s matches, with a pattern of only the names the text holds: a
+        plain search per name costs far less than a pattern tried at every dot of the file, and most files
+        hold none of them (a name the text lacks matches nowhere, so the matches are the same)."""
+        present = tuple(name for name in self._method_names if name in text)
+        if not present:
+            return []
+        pattern = self._method_patterns.get(present)
+        if pattern is None:
+            names = "|".join(map(re.escape, present))
+            pattern = self._method_patterns[present] = re.compile(rf"\.\s*(?:{names})\s*\(")
+        return [match.start() for match in pattern.finditer(text)]
 
 
 def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, min_torch: Version,
@@ -275,10 +291,16 @@ def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, m
     found = Mentions()
     if not every_mention and nothing_to_walk(text, tree, index, exports, found):
         return []  # most files: no rule can see anything in them, and pass 1 is not needed to know it
-    scopes = ScopeTree(tree, exports)
+    rows = found.rows  # None when every mention is walked (or the text was not read): from the scope tree
+    if rows is None:
+        scopes = ScopeTree(tree, exports)
+    else:
+        # Known before pass 1: it leaves for later the function bodies that hold no candidate row.
+        eager = rows_of(text, word_offsets_of(text, "global", len(text))) if "global" in text else []
+        scopes = ScopeTree(tree, exports, walked_rows=rows, eager_rows=eager)
     try:
         ctx = Context(text, locator, tree, scopes, target, min_torch)
-        candidate_rows = _candidate_rows(text, scopes, index, every_mention, found)
+        candidate_rows = rows if rows is not None else _candidate_rows(text, scopes, index, every_mention, found)
         if not candidate_rows and not scopes.imports:
             return []
         _Walker(ctx, index, candidate_rows).run()
@@ -398,6 +420,8 @@ class _Walker:
                     starred, double = _unknown_arguments(node.value)
                     self._wrapped_call(ast.copy_location(ast.Call(node.value, [starred], [double]), node.value), scope, node)
             return
+        if not self._has_candidate(_first_row(node), node.end_lineno or node.lineno):
+            return  # its header and bodies lie inside it: nothing of it would be visited
         header, bodies, inner_scope = _split_statement(node, self.ctx.scopes, scope)
         if header:
             first = min(getattr(n, "lineno", node.lineno) for n in header)
@@ -680,10 +704,10 @@ def _split_statement(node: ast.stmt, scopes: ScopeTree, scope: Scope):
         arguments = node.args
         header = [*node.decorator_list, *arguments.defaults, *(d for d in arguments.kw_defaults if d is not None),
                   *annotations_of(node)]
-        return header, [node.body], scopes.scope_of.get(id(node), scope)
+        return header, [node.body], scopes.scope_of_node(node, scope)
     if isinstance(node, ast.ClassDef):
         header = [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
-        return header, [node.body], scopes.scope_of.get(id(node), scope)
+        return header, [node.body], scopes.scope_of_node(node, scope)
     if isinstance(node, ast.If):
         old = scopes.old_branch_of[id(node)] if id(node) in scopes.old_branch_of \
             else old_branch(node.test, scopes.guard_facts(scope))
@@ -734,12 +758,6 @@ def _overridden_on_new_releases(assignment: ast.Assign, following: ast.stmt, sco
     name = assignment.targets[0].id
     return any(type(s) is ast.Assign and any(type(t) is ast.Name and t.id == name for t in s.targets)
                for s in following.body)
-
-
-def _first_row(statement: ast.stmt) -> int:
-    """A statement's first row, its decorators included."""
-    decorators = getattr(statement, "decorator_list", None)
-    return min([statement.lineno, *(d.lineno for d in decorators)]) if decorators else statement.lineno
 
 
 def _bind_arguments(scope: Scope, arguments: ast.arguments) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -31,6 +32,7 @@ class Binding:
     import_node: ast.stmt | None = None
     import_alias: ast.alias | None = None
     star: bool = False  # bound by ``from torch.M import *`` (the names come from the star-export table)
+    serial: int = 0  # the order in which pass 1 made it (0: an argument); see ScopeTree._materialize
 
 
 @dataclass(slots=True)
@@ -40,6 +42,9 @@ class Scope:
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
     global_names: set[str] = field(default_factory=set)
     nonlocal_names: set[str] = field(default_factory=set)
+    # A function pass 1 has not visited yet (its arguments and body): (the FunctionDef, the last serial then,
+    # the fallback depth, the conditional depth).
+    pending: tuple | None = None
 
     def bind(self, binding: Binding) -> None:
         binding.scope = self
@@ -94,13 +99,28 @@ def _plain_assignments(body: list[ast.stmt]) -> dict[str, list[ast.expr]]:
 
 
 class ScopeTree:
-    """Pass 1 over the statements: every binding of every scope, and the scope of each function body."""
+    """Pass 1 over the statements: every binding of every scope, and the scope of each function body.
 
-    def __init__(self, module: ast.Module, star_exports: Callable[[str], frozenset[str] | None] | None = None) -> None:
+    ``walked_rows`` (the walker's candidate rows) lets pass 1 leave for later the body of a function that
+    holds none of them: the walker never enters it, and its bindings are seen only from inside it. Such a
+    body is visited when something first looks into its scope (a lookup, or ``scope_of``, through which the
+    rules that scan the whole file reach every scope), exactly as pass 1 would have visited it: see
+    :meth:`_materialize`. A function whose body (or an enclosing function's) holds one of ``eager_rows``
+    (the rows of the word ``global``: a ``global`` statement binds in the module scope) is visited at once.
+    """
+
+    def __init__(self, module: ast.Module, star_exports: Callable[[str], frozenset[str] | None] | None = None,
+                 walked_rows: list[int] | None = None, eager_rows: list[int] = ()) -> None:
         self.module_scope = Scope("module", None)
         self._star_exports = star_exports  # module → the names ``from module import *`` binds (None: unknown)
         self._star_bound: dict[int, set[str]] = {}  # id(scope) → names its torch star imports bound
-        self.scope_of: dict[int, Scope] = {}  # id(FunctionDef/ClassDef/Lambda) -> its scope
+        self._scope_of: dict[int, Scope] = {}  # id(FunctionDef/ClassDef/Lambda) -> its scope
+        self._walked_rows = walked_rows  # None: every function body is visited at once
+        self._eager_rows = eager_rows
+        self._eager_depth = 0  # inside a function whose body holds an eager row
+        self._pending: list[Scope] = []  # the scopes whose bodies wait (see _materialize)
+        self._serial = 0  # the serial of the last binding made
+        self._visible: tuple[int, int] | None = None  # while a body is materialized: see _materialize
         self.imports: list[tuple[ast.stmt, Scope]] = []
         self.old_branch_of: dict[int, str | None] = {}  # id(ast.If) -> which branch is compatibility code
         self._guard_facts: dict[int, GuardFacts] = {}  # id(scope) -> its facts (see guard_facts)
@@ -111,6 +131,37 @@ class ScopeTree:
         self._conditional_depth = 0
         self.definitions, self.imported_names = module_definitions(module)
         self._visit_body(module.body, self.module_scope)
+
+    @property
+    def scope_of(self) -> dict[int, Scope]:
+        """id(FunctionDef/ClassDef) -> its scope, every function body visited (for code that scans the file)."""
+        while self._pending:
+            scope = self._pending.pop()
+            if scope.pending is not None:
+                self._materialize(scope)
+        return self._scope_of
+
+    def scope_of_node(self, node: ast.AST, default: Scope) -> Scope:
+        """The scope of a FunctionDef/ClassDef's body, which may still wait (for the walker: it enters only
+        bodies that hold a candidate row, and those never wait)."""
+        return self._scope_of.get(id(node), default)
+
+    def _materialize(self, scope: Scope) -> None:
+        """Visit a body left for later as pass 1 would have visited it then. Only the ``if`` tests of pass 1
+        look names up (the guard classification), and they would have seen the enclosing scopes as they were
+        when the ``def`` was reached: the bindings made before it (serial <= the one kept then). The body's
+        own bindings (made now, serial > start) are seen as they are made, in order, as they would have been;
+        the depths of fallback and conditional code are those of the ``def``. Its nested functions are visited
+        at once, inside the same view. The bindings of other bodies visited later are in no scope seen here."""
+        function, limit, fallback_depth, conditional_depth = scope.pending
+        scope.pending = None
+        saved = self._visible, self._walked_rows, self._fallback_depth, self._conditional_depth
+        self._visible, self._walked_rows = (limit, self._serial), None
+        self._fallback_depth, self._conditional_depth = fallback_depth, conditional_depth
+        try:
+            self._visit_function_body(function, scope)
+        finally:
+            self._visible, self._walked_rows, self._fallback_depth, self._conditional_depth = saved
 
     def guard_facts(self, scope: Scope) -> GuardFacts:
         """What the compatibility-code classifier may know at ``scope`` (one per scope: asked at every ``if``)."""
@@ -139,8 +190,11 @@ class ScopeTree:
 
     def release(self) -> None:
         """Break the binding <-> scope and facts -> tree cycles, so the file's scopes are freed at once."""
-        for scope in (self.module_scope, *self.scope_of.values()):
-            scope.bindings.clear()
+        for scope in (self.module_scope, *self._scope_of.values()):
+            if scope.bindings:
+                scope.bindings.clear()
+            scope.pending = None
+        self._pending.clear()
         self._guard_facts.clear()
         self._function_of.clear()
         self._function_body.clear()
@@ -152,8 +206,10 @@ class ScopeTree:
         if scope.kind == "function" and name in scope.global_names:
             scope = scope.module
         # Scope.bind and _end, inlined: pass 1 makes one binding per name bound in the file.
+        self._serial += 1
         binding = Binding(name, (node.end_lineno or node.lineno, node.end_col_offset or 0), qualname, alias_of, scope,
-                          self._fallback_depth > 0, self._conditional_depth > 0, import_node, import_alias, star)
+                          self._fallback_depth > 0, self._conditional_depth > 0, import_node, import_alias, star,
+                          self._serial)
         bindings = scope.bindings.get(name)
         if bindings is None:
             scope.bindings[name] = [binding]
@@ -197,8 +253,24 @@ class ScopeTree:
     def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
         self._bind(scope, node.name, node)
         inner = Scope("function", scope)
-        self.scope_of[id(node)] = inner
+        self._scope_of[id(node)] = inner
         self._function_of[id(inner)] = node
+        if self._walked_rows is not None and not self._eager_depth:
+            # The rows the walker tests before it enters the body (checker._Walker._visit_statement).
+            body = node.body
+            first, last = first_row(body[0]), body[-1].end_lineno or body[-1].lineno
+            if _holds_a_row(self._eager_rows, first, last):
+                self._eager_depth += 1
+                self._visit_function_body(node, inner)
+                self._eager_depth -= 1
+                return
+            if not _holds_a_row(self._walked_rows, first, last):
+                inner.pending = (node, self._serial, self._fallback_depth, self._conditional_depth)
+                self._pending.append(inner)
+                return
+        self._visit_function_body(node, inner)
+
+    def _visit_function_body(self, node: ast.FunctionDef | ast.AsyncFunctionDef, inner: Scope) -> None:
         arguments = node.args
         for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]:
             if arg is not None:
@@ -210,7 +282,7 @@ class ScopeTree:
     def _visit_class(self, node: ast.ClassDef, scope: Scope) -> None:
         self._bind(scope, node.name, node)
         inner = Scope("class", scope)
-        self.scope_of[id(node)] = inner
+        self._scope_of[id(node)] = inner
         self._visit_body(node.body, inner)
 
     def _visit_assign(self, node: ast.Assign, scope: Scope) -> None:
@@ -331,6 +403,9 @@ class ScopeTree:
         return self.binding_qualname(binding, depth) if binding else None
 
     def binding_for(self, name: str, scope: Scope, position: Position) -> Binding | None:
+        if scope.pending is not None:
+            self._materialize(scope)
+        visible = self._visible
         current: Scope | None = scope
         ordered = True  # module and class bodies run top to bottom; a function runs after them
         while current is not None:
@@ -339,6 +414,9 @@ class ScopeTree:
                 ordered = False
                 continue
             bindings = current.bindings.get(name)
+            if bindings and visible is not None:
+                limit, start = visible
+                bindings = [b for b in bindings if b.serial <= limit or b.serial > start]
             if bindings:
                 return _choose(bindings, position if ordered else None)
             if current.kind in ("function", "lambda"):
@@ -373,6 +451,17 @@ class ScopeTree:
 
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def first_row(statement: ast.stmt) -> int:
+    """A statement's first row, its decorators included."""
+    decorators = getattr(statement, "decorator_list", None)
+    return min([statement.lineno, *(d.lineno for d in decorators)]) if decorators else statement.lineno
+
+
+def _holds_a_row(rows: list[int], first: int, last: int) -> bool:
+    at = bisect.bisect_left(rows, first)
+    return at < len(rows) and rows[at] <= last
 
 
 def returns_early_on_new_releases(node: ast.If, old_branch_of: dict[int, str | None]) -> bool:
