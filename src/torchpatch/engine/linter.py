@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import sys
 import warnings
@@ -84,20 +85,91 @@ def parse_text(text: str, path: Path) -> ast.Module:
 
 
 def lint_text(text: str, path: Path, settings: Settings, locator: Locator | None = None) -> list[Diagnostic]:
+    return _lint(text, path, settings, locator)[0]
+
+
+def _lint(text: str, path: Path, settings: Settings,
+          locator: Locator | None = None) -> tuple[list[Diagnostic], list[int] | None]:
+    """lint_text, and the text's statement cuts (``statement_cuts``) when a diagnostic offers a fix."""
     index = settings.rules_for(path)
     if not index.rules or _TORCH_HINT not in text:
         # Still parse: a file that is not valid Python is reported whatever it mentions.
         parse_text(text, path)
-        return []
+        return [], None
     tree = parse_text(text, path)
     try:
         diagnostics = check_tree(text, tree, index, settings.target, settings.min_torch, locator)
     except RecursionError:
         raise ParseFailure("too deeply nested to check") from None
     diagnostics.sort(key=lambda d: (d.start, d.code))
+    if not any(d.fix is not None for d in diagnostics):
+        return diagnostics, None
+    locator = locator or Locator(text)
     if any(d.fix is not None and d.fix.obsolete_names for d in diagnostics):
         _attach_import_removals(text, tree, diagnostics, locator)
-    return diagnostics
+    return diagnostics, statement_cuts(tree, locator, text)
+
+
+def statement_cuts(tree: ast.Module, locator: Locator, text: str) -> list[int]:
+    """The offsets at which ``text`` (whose module is ``tree``) falls apart into runs of whole top-level
+    statements that the tokenizer reads independently: 0, the end, and the start of each line that begins
+    a top-level statement (its first decorator) at column 0 when no statement crosses that line's start
+    and the line before does not end in a backslash (a line continuation joins the two lines). At such
+    an offset the tokenizer is outside every bracket, string and continuation, and the next line's column 0
+    closes every open block, so the text before it cannot change how the text after it parses."""
+    cuts = [0]
+    reach = 0  # the last row that a statement seen so far ends on
+    line_starts = locator.line_starts
+    for statement in tree.body:
+        decorators = getattr(statement, "decorator_list", None)
+        first = decorators[0] if decorators else statement
+        row = first.lineno
+        if row > reach and row > 1:
+            offset = line_starts[row - 1]
+            opening = text[offset:offset + 1]
+            before = text[line_starts[row - 2]:offset].rstrip("\r\n")
+            if (opening == "@" if decorators else statement.col_offset == 0) and not before.endswith("\\"):
+                cuts.append(offset)
+        reach = max(reach, statement.end_lineno)
+    if cuts[-1] != len(text):
+        cuts.append(len(text))
+    return cuts
+
+
+def edits_parse_in_place(text: str, edits: list[Edit], cuts: list[int], path: Path) -> bool:
+    """True when the text with ``edits`` applied is sure to parse, judged from the spans between ``cuts``
+    (``statement_cuts`` of ``text``, which parses) that the edits touch, each parsed alone with its edits.
+    False means unknown: the caller parses the whole text (for the verdict and for the reason).
+
+    ``text`` = P + M + Q with M a run of whole top-level statements between two cuts: when M with its
+    edits (M') parses alone, ends with a line break that no backslash continues, then P + M' + Q parses,
+    because P leaves the tokenizer in the state a fresh parse starts in (outside brackets, strings and
+    continuations, the first line of M' at column 0 ends P's blocks) and M' leaves it so for Q."""
+    if not edits:
+        return False
+    spans: list[list] = []  # [start, end, edits] of each run of statements the edits touch, in order
+    # The end of the text starts a run only after a line break that no backslash continues.
+    open_end = not text.endswith("\n") or text[:-1].rstrip("\r").endswith("\\")
+    for edit in sorted(edits, key=lambda e: (e.start, e.end)):
+        first = bisect.bisect_right(cuts, edit.start) - 1
+        if first and cuts[first] == len(text) and open_end:
+            first -= 1
+        start = cuts[first]
+        end = cuts[bisect.bisect_left(cuts, edit.end)]
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+            spans[-1][2].append(edit)
+        else:
+            spans.append([start, end, [edit]])
+    for start, end, inside in spans:
+        piece = apply_edits(text[start:end], [Edit(e.start - start, e.end - start, e.content) for e in inside])
+        if not piece:  # whole statements removed: what is left is P + Q
+            continue
+        if end < len(text) and (not piece.endswith("\n") or piece[:-1].rstrip("\r").endswith("\\")):
+            return False
+        if not _parses(piece, path):
+            return False
+    return True
 
 
 def _attach_import_removals(text: str, tree: ast.Module, diagnostics: list[Diagnostic],
@@ -249,10 +321,11 @@ def check_source(source: Source, settings: Settings, fix: bool = False, unsafe_f
         return result
     text = source.text
     try:
-        diagnostics = unsuppressed(text, lint_text(text, path, settings), file_codes)
+        diagnostics, cuts = _lint(text, path, settings)
+        diagnostics = unsuppressed(text, diagnostics, file_codes)
         if fix:
             text, diagnostics = _fix_to_fixpoint(text, path, settings, diagnostics, unsafe_fixes, result, file_codes)
-        withhold_unparsable_fixes(text, path, diagnostics)
+        withhold_unparsable_fixes(text, path, diagnostics, cuts if text is source.text else None)
         if add_todos:
             text, diagnostics = _add_todos(text, path, settings, diagnostics, unsafe_fixes, result, file_codes)
             withhold_unparsable_fixes(text, path, diagnostics)
@@ -453,17 +526,23 @@ def _add_todos(text: str, path: Path, settings: Settings, diagnostics: list[Diag
     return new_text, unsuppressed(new_text, lint_text(new_text, path, settings), file_codes)
 
 
-def withhold_unparsable_fixes(text: str, path: Path, diagnostics: list[Diagnostic]) -> None:
+def withhold_unparsable_fixes(text: str, path: Path, diagnostics: list[Diagnostic], cuts: list[int] | None = None) -> None:
     """A fix whose result does not parse is never applied (``--fix`` writes only code that parses), so it
     is not offered either: the finding loses its fix, is not counted as fixable, and says why in
-    ``fix_unavailable`` (the full and JSON output show it). One parse when all fixes apply together."""
+    ``fix_unavailable`` (the full and JSON output show it). One parse when all fixes apply together;
+    with ``cuts`` (``statement_cuts`` of ``text``), only of the statements the edits touch when that
+    settles it (edits_parse_in_place), else of the whole text, which gives the reason."""
     offered = [d for d in diagnostics if d.fix is not None]
     if not offered:
         return
     together = select_fixes(offered)
-    if len(together) == len(offered) and _parses(apply_edits(text, [e for d in together for e in d.fix.edits]), path):
-        return
+    if len(together) == len(offered):
+        edits = [e for d in together for e in d.fix.edits]
+        if cuts is not None and edits_parse_in_place(text, edits, cuts, path) or _parses(apply_edits(text, edits), path):
+            return
     for diagnostic in offered:
+        if cuts is not None and edits_parse_in_place(text, diagnostic.fix.edits, cuts, path):
+            continue
         try:
             parse_text(apply_edits(text, diagnostic.fix.edits), path)
         except ParseFailure as error:

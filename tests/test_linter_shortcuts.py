@@ -1,0 +1,174 @@
+"""The linter's shortcuts around the analysis must give the answers of the long way, to the byte:
+whether a fixed text parses, judged from the top-level statements its edits touch (statement_cuts,
+edits_parse_in_place), against a parse of the whole text."""
+
+from __future__ import annotations
+
+import ast
+import random
+from pathlib import Path
+
+import pytest
+
+from torchpatch.engine.linter import (_parses, apply_edits, edits_parse_in_place, statement_cuts,
+                                      withhold_unparsable_fixes)
+from torchpatch.engine.source import Locator
+from torchpatch.findings import SAFE, Diagnostic, Edit, Fix
+
+ROOT = Path(__file__).resolve().parent.parent
+PATH = Path("m.py")
+
+
+def cuts_of(text: str) -> list[int]:
+    return statement_cuts(ast.parse(text), Locator(text), text)
+
+
+def rows_of_cuts(text: str) -> list[int]:
+    """The 1-based rows that start at a cut (the end of the text is not a row)."""
+    locator = Locator(text)
+    return [locator.position(offset)[0] for offset in cuts_of(text) if offset < len(text)]
+
+
+def test_cuts_are_where_whole_top_level_statements_start():
+    text = ("import torch\n"            # 1
+            "x = (1,\n"                 # 2
+            "     2)\n"                 # 3
+            "a = 1; b = 2\n"            # 4: one cut, before a
+            "\n"                        # 5
+            "@decorator\n"              # 6: the decorator's row, not the def's
+            "def f():\n"                # 7
+            "    return 1\n"            # 8
+            "c = 1 + \\\n"              # 9
+            "    2\n"                   # 10
+            "d = 3; \\\n"               # 11: the backslash joins row 12 to this line
+            "e = 4\n"                   # 12: no cut
+            "# a comment \\\n"          # 13: conservative: a comment ending in a backslash too
+            "g = 5\n")                  # 14
+    assert rows_of_cuts(text) == [1, 2, 4, 6, 9, 11]
+    assert cuts_of(text)[-1] == len(text)
+
+
+def test_a_parenthesised_decorator_that_starts_on_a_later_row_is_no_cut():
+    text = "x = 1\n@(\n    decorator)\ndef f():\n    pass\n"
+    assert rows_of_cuts(text) == [1]  # the decorator's node is on row 3, the @ on row 2: no cut at all
+
+
+def whole_parse(text: str, edits: list[Edit]) -> bool:
+    return _parses(apply_edits(text, edits), PATH)
+
+
+MODULE = ("import torch\n"
+          "from torch.cuda.amp import autocast\n"
+          "\n"
+          "x = torch.cuda.amp.autocast()\n"
+          "\n"
+          "class M:\n"
+          "    def f(self):\n"
+          "        if x:\n"
+          "            return autocast()\n"
+          "        return 1\n"
+          "\n"
+          "y = 2")  # no line break at the end
+
+
+def edit_of(old: str, new: str, text: str = MODULE, occurrence: int = 0) -> Edit:
+    start = -1
+    for _ in range(occurrence + 1):
+        start = text.index(old, start + 1)
+    return Edit(start, start + len(old), new)
+
+
+# (edits, what a parse of the whole fixed text says, whether the spans settle it)
+CASES = [
+    ("module-level fix that parses", [edit_of("torch.cuda.amp.autocast()", 'torch.amp.autocast("cuda")')], True, True),
+    ("module-level fix that breaks", [edit_of("torch.cuda.amp.autocast()", "torch.amp.autocast(")], False, False),
+    ("nested fix that parses", [edit_of("return autocast()", 'return torch.amp.autocast("cuda")')], True, True),
+    ("nested fix that breaks", [edit_of("return autocast()", "return autocast(]")], False, False),
+    ("nested fix that breaks the indentation", [edit_of("        return 1", "      return 1")], False, False),
+    ("import removed whole, with its line", [edit_of("from torch.cuda.amp import autocast\n", "")], True, True),
+    ("a statement at column 0 becomes indented (continues the block above in the whole text)",
+     [edit_of("y = 2", "    y = 2")], True, False),
+    ("a statement's line break removed, the blank line after it ends the span",
+     [edit_of("x = torch.cuda.amp.autocast()\n", "x = 1")], True, True),
+    ("a statement's line break removed, the next statement follows at once",
+     [edit_of("import torch\n", "import torch")], False, False),
+    ("a span that ends in a backslash, the next statement follows at once",
+     [edit_of("import torch\n", "import torch \\\n")], False, False),
+    ("a backslash continuing a blank line", [edit_of("x = torch.cuda.amp.autocast()\n", "x = 1 \\\n")], True, True),
+    ("an insertion at the end of a text without a final line break", [Edit(len(MODULE), len(MODULE), "z = 3\n")],
+     False, False),
+    ("an insertion between statements", [Edit(MODULE.index("\nclass") + 1, MODULE.index("\nclass") + 1, "import os\n")],
+     True, True),
+    ("an 'else:' inserted after the class: no statement of its own", [Edit(MODULE.index("y = 2"), MODULE.index("y = 2"),
+                                                                          "else:\n    pass\n")], False, False),
+    ("a fix at the top and one nested, both parse", [edit_of("from torch.cuda.amp import autocast\n", ""),
+                                                     edit_of("return autocast()", 'return torch.amp.autocast("cuda")')],
+     True, True),
+    ("a fix at the top that parses and one nested that breaks", [
+        edit_of("from torch.cuda.amp import autocast\n", ""), edit_of("return autocast()", "return (")], False, False),
+]
+
+
+@pytest.mark.parametrize("name,edits,parses,settled", CASES, ids=[case[0] for case in CASES])
+def test_spans_settle_only_what_the_whole_parse_says(name, edits, parses, settled):
+    assert whole_parse(MODULE, edits) is parses
+    assert edits_parse_in_place(MODULE, edits, cuts_of(MODULE), PATH) is settled
+
+
+def test_insertion_at_the_end_after_a_final_line_break_is_settled_alone():
+    text = "x = 1\n"
+    end = len(text)
+    assert edits_parse_in_place(text, [Edit(end, end, "y = 2\n")], cuts_of(text), PATH)
+    assert not edits_parse_in_place(text, [Edit(end, end, "y = (\n")], cuts_of(text), PATH)
+
+
+def test_withheld_fix_and_its_reason_are_the_same_with_cuts(tmp_path):
+    """A failing span is never the reason: the whole text is parsed for it, so it names the whole file's line."""
+    text = "import torch\n\ndef f():\n    a = g(1)\n    return a\n\nb = g(2)\n"
+
+    def diagnostics() -> list[Diagnostic]:
+        inner, outer = text.index("g(1)"), text.index("g(2)")
+        return [Diagnostic("TP999", "x", "m", inner, inner + 4, Fix("break it", [Edit(inner, inner + 4, "g(1")], SAFE)),
+                Diagnostic("TP999", "x", "m", outer, outer + 4, Fix("keep it", [Edit(outer, outer + 4, "h(2)")], SAFE))]
+
+    plain, shortcut = diagnostics(), diagnostics()
+    withhold_unparsable_fixes(text, tmp_path / "m.py", plain)
+    withhold_unparsable_fixes(text, tmp_path / "m.py", shortcut, cuts_of(text))
+    assert plain[0].fix is None and "syntax error at line 4" in plain[0].fix_unavailable
+    assert [(d.fix, d.fix_unavailable) for d in shortcut] == [(d.fix, d.fix_unavailable) for d in plain]
+    assert shortcut[1].fix is not None
+
+
+PIECES = ["", ")", "(", "\\\n", "\\", '"""', "'", "    ", "\n", "\r\n", "else:\n", "@d\n", "import x\n", "x = 1\n",
+          "    x = 1\n", "pass", ":", "\t", "\f", "# c\n", "#", "f(", "]", "return\n", "\u00e9", "async ", "\n\n",
+          "match x:\n    case 1: pass\n"]
+
+
+def test_spans_never_say_parses_when_the_whole_text_does_not():
+    """Random edits, many at or next to the cuts, on the engine's own sources: a "parses" from the spans
+    is always the whole parse's answer."""
+    chooser = random.Random(12)
+    files = sorted((ROOT / "src" / "torchpatch" / "engine").glob("*.py"))[:8]
+    settled = 0
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        cuts = cuts_of(text)
+        near = [offset + shift for offset in cuts for shift in (-2, -1, 0, 0, 1, 2)]
+        for _ in range(60):
+            edits = []
+            for _ in range(chooser.choice((1, 1, 2, 3))):
+                start = min(max(chooser.choice(near) if chooser.random() < 0.6 else chooser.randrange(len(text) + 1), 0),
+                            len(text))
+                if chooser.random() < 0.2:  # whole runs of statements removed or replaced
+                    end = cuts[min(len(cuts) - 1, cuts.index(max(c for c in cuts if c <= start)) + chooser.choice((1, 2)))]
+                    edits.append(Edit(max(c for c in cuts if c <= start), end, chooser.choice(("", "x = 1\n", "("))))
+                    continue
+                end = min(len(text), start + chooser.choice((0, 0, 1, 2, 5, 40)))
+                edits.append(Edit(start, end, chooser.choice(PIECES)))
+            edits.sort(key=lambda e: (e.start, e.end))
+            if any(a.end > b.start for a, b in zip(edits, edits[1:])):
+                continue  # fixes applied together never overlap (select_fixes)
+            if edits_parse_in_place(text, edits, cuts, PATH):
+                settled += 1
+                assert whole_parse(text, edits), (path.name, edits)
+    assert settled > 50
