@@ -172,3 +172,77 @@ def test_spans_never_say_parses_when_the_whole_text_does_not():
                 settled += 1
                 assert whole_parse(text, edits), (path.name, edits)
     assert settled > 50
+
+
+# -- the syntax check of files that need no tree (symtable_accepts, check_syntax) ------------------------
+
+from torchpatch.engine.linter import ParseFailure, check_syntax, lint_text, parse_text, symtable_accepts  # noqa: E402
+from torchpatch.engine.settings import Settings  # noqa: E402
+
+
+def reason_of(check, text: str) -> str | None:
+    try:
+        check(text, PATH)
+    except ParseFailure as error:
+        return str(error)
+    return None
+
+
+SYNTAX_CASES = [
+    "x = 1\n",
+    "def f(:\n    pass\n",
+    "x = (1,\n",
+    "if x:\npass\n",
+    "x = 'abc\n",
+    "print 'old'\n",
+    "x = 1\x00\n",
+    "x = '\\d'\n",  # an invalid escape: a SyntaxWarning, not an error
+    # symtable rejects these, ast.parse accepts them: parse_text decides
+    "def f(x):\n    global x\n",
+    "nonlocal x\n",
+    "x = 1\nfrom __future__ import annotations\n",
+    "from __future__ import braces\n",
+    "def f():\n    yield = 1\n",
+    "class C:\n    [y for y in (z := range(3))]\n",
+]
+
+
+@pytest.mark.parametrize("text", SYNTAX_CASES)
+def test_check_syntax_fails_exactly_when_parse_text_does(text):
+    assert reason_of(check_syntax, text) == reason_of(parse_text, text)
+    if symtable_accepts(text, PATH):
+        assert reason_of(parse_text, text) is None
+
+
+def test_symtable_rejects_what_parse_text_accepts_and_the_file_is_still_checked():
+    text = "def f(x):\n    global x\n"
+    assert not symtable_accepts(text, PATH)
+    assert lint_text(text, PATH, Settings()) == []
+
+
+def test_a_file_without_torch_reports_its_syntax_error():
+    assert reason_of(lambda t, p: lint_text(t, p, Settings()), "def f(:\n") == reason_of(parse_text, "def f(:\n")
+
+
+def _as_lint_text_did(text: str, path: Path) -> None:
+    parse_text(text, path)
+
+
+def _as_lint_text_does(text: str, path: Path) -> None:
+    if not symtable_accepts(text, path):
+        parse_text(text, path)
+
+
+@pytest.mark.parametrize("make", [lambda n: "x = 1" + "+1" * n + "\n", lambda n: "x = a" + ".b" * n + "\n",
+                                  lambda n: "def f():\n    return " + "-" * n + "1\n"], ids=["sum", "attributes", "unary"])
+def test_deep_nesting_fails_at_the_same_depth(make):
+    """Both recursion limits are relative to the caller's depth; called as lint_text calls them, the
+    shortcut gives up exactly where ast.parse did (around 3,000 levels on 3.10-3.12, 10,000 on 3.13)."""
+    if reason_of(_as_lint_text_did, make(20000)) is None:
+        pytest.skip("this Python parses 20,000 levels")
+    low, high = 1, 20000  # the first depth parse_text rejects
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if reason_of(_as_lint_text_did, make(middle)) else (middle + 1, high)
+    for depth in range(low - 6, low + 6):
+        assert reason_of(_as_lint_text_does, make(depth)) == reason_of(_as_lint_text_did, make(depth)), depth
