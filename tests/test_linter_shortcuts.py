@@ -246,3 +246,72 @@ def test_deep_nesting_fails_at_the_same_depth(make):
         low, high = (low, middle) if reason_of(_as_lint_text_did, make(middle)) else (middle + 1, high)
     for depth in range(low - 6, low + 6):
         assert reason_of(_as_lint_text_does, make(depth)) == reason_of(_as_lint_text_did, make(depth)), depth
+
+
+# -- the uses of obsolete names and their imports, found from the statements that mention them ------------
+
+import ast as _ast  # noqa: E402
+from collections import Counter, deque  # noqa: E402
+
+from torchpatch.engine.linter import _bound_name, _import_places, mention_test, walk_mentioning  # noqa: E402
+
+
+def wanted(nodes, names: set[str]) -> list[ast.AST]:
+    """The nodes _attach_import_removals looks for: uses of the names, imports that bind one."""
+    return [n for n in nodes if type(n) is ast.Name and n.id in names
+            or type(n) in (ast.Import, ast.ImportFrom) and any(_bound_name(a) in names for a in n.names)]
+
+
+def assert_same_as_the_whole_walk(text: str, names: set[str]) -> None:
+    tree = ast.parse(text)
+    mentions = mention_test(text, names, Locator(text))
+    assert wanted(walk_mentioning(tree, mentions), names) == wanted(_ast.walk(tree), names)  # same nodes, same order
+    places, all_places = _import_places(tree, mentions), _import_places(tree)
+    for node in wanted(walk_mentioning(tree, mentions), names):
+        if type(node) is not ast.Name:
+            assert places[id(node)] == all_places[id(node)]
+
+
+TRICKY = (
+    "import torch\n"
+    "from torch.cuda.amp import autocast, GradScaler as Scaler\n"
+    "@autocast()\n"
+    "def f():\n"
+    "    from torch.cuda.amp import custom_fwd\n"
+    "    return custom_fwd\n"
+    "x = 1; y = autocast\n"
+    "try:\n"
+    "    import apex.amp\n"
+    "except ImportError:\n"
+    "    from torch.cuda import amp\n"
+    "class C(\n"
+    "    Scaler):\n"
+    "    @staticmethod\n"
+    "    def g(): return amp\n"
+    "if x:\n"
+    "    pass\n"
+    "else:\n"
+    "    z = [autocast for _ in ()]\n"
+)
+
+
+@pytest.mark.parametrize("names", [{"autocast"}, {"Scaler", "custom_fwd"}, {"amp", "apex"}, {"x"}, {"nothing_here"}])
+def test_the_statements_that_mention_a_name_hold_all_its_uses_and_imports(names):
+    assert_same_as_the_whole_walk(TRICKY, names)
+
+
+def test_a_name_spelled_with_other_unicode_characters_is_found():
+    """``ｘ`` (fullwidth) is the identifier ``x`` (NFKC): a non-ASCII character marks its statement too."""
+    text = "from m import \uff58\ny = 1\nprint(x)\n"
+    assert_same_as_the_whole_walk(text, {"x"})
+    assert [mention_test(text, {"x"}, Locator(text))(s) for s in ast.parse(text).body] == [True, False, True]
+
+
+def test_the_same_nodes_as_the_whole_walk_on_real_code():
+    for path in sorted((ROOT / "src" / "torchpatch" / "engine").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+        common = Counter(n.id for n in _ast.walk(tree) if type(n) is ast.Name)
+        imported = [_bound_name(a) for n in _ast.walk(tree) if type(n) in (ast.Import, ast.ImportFrom) for a in n.names]
+        for name in [name for name, _ in common.most_common(6)] + imported[:4] + imported[-4:]:
+            assert_same_as_the_whole_walk(text, {name})

@@ -8,8 +8,10 @@ import re
 import symtable
 import sys
 import warnings
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterator
 
 from torchpatch.dependency_files import is_dependency_file
 from torchpatch.engine.checker import check_tree
@@ -228,7 +230,10 @@ def _attach_import_removals(text: str, tree: ast.Module, diagnostics: list[Diagn
     obsolete = {name for fix in fixes for name in fix.obsolete_names}
     uses: dict[str, list[int]] = {}
     imports = []
-    for node in ast.walk(tree):  # one pass; positions only for the names a fix made obsolete
+    # ast.walk's order, without the statements whose lines do not mention an obsolete name: its uses and
+    # the imports that bind it are all in the others (the other imports change nothing below).
+    mentions = mention_test(text, obsolete, locator)
+    for node in walk_mentioning(tree, mentions):
         kind = type(node)
         if kind is ast.Name:
             if node.id in obsolete:
@@ -238,7 +243,7 @@ def _attach_import_removals(text: str, tree: ast.Module, diagnostics: list[Diagn
     if not imports:
         return
     exported = _names_in_dunder_all(tree)
-    places = _import_places(tree)
+    places = _import_places(tree, mentions)
 
     def removable(name: str) -> bool:
         return name not in exported and not any(_writes_name(edit.content, name) for fix in fixes for edit in fix.edits)
@@ -298,6 +303,43 @@ def _attach_import_removals(text: str, tree: ast.Module, diagnostics: list[Diagn
         carrier.joint_fixes = [*carrier.joint_fixes, *(f for f in group if f is not carrier
                                                        and not any(f is g for g in carrier.joint_fixes))]
         all_edits.extend(removals)
+
+
+def mention_test(text: str, names: set[str], locator: Locator) -> Callable[[ast.stmt], bool]:
+    """Whether a statement's lines (its decorators' included) hold the text of one of ``names`` or a
+    non-ASCII character: a statement without is sure to hold no ``ast.Name`` of those names and no
+    import that binds one (an identifier is one token on one line; a non-ASCII one can be another
+    spelling of an ASCII name, NFKC)."""
+    offsets = []
+    for name in names:
+        at = text.find(name)
+        while at >= 0:
+            offsets.append(at)
+            at = text.find(name, at + 1)
+    if not text.isascii():
+        offsets.extend(match.start() for match in re.finditer(r"[^\x00-\x7f]+", text))
+    offsets.sort()
+    line_starts = locator.line_starts
+
+    def mentions(statement: ast.stmt) -> bool:
+        decorators = getattr(statement, "decorator_list", None)
+        start = line_starts[(decorators[0].lineno if decorators else statement.lineno) - 1]
+        end = line_starts[statement.end_lineno] if statement.end_lineno < len(line_starts) else len(text)
+        index = bisect.bisect_left(offsets, start)
+        return index < len(offsets) and offsets[index] < end
+
+    return mentions
+
+
+def walk_mentioning(tree: ast.Module, mentions: Callable[[ast.stmt], bool]) -> Iterator[ast.AST]:
+    """ast.walk(tree) (the same order) without the statements for which ``mentions`` is False and what is
+    inside them."""
+    todo = deque(statement for statement in tree.body if mentions(statement))
+    stmt = ast.stmt
+    while todo:
+        node = todo.popleft()
+        todo.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, stmt) or mentions(child))
+        yield node
 
 
 def _touches(removals: list[Edit], edits: list[Edit]) -> bool:
@@ -681,13 +723,16 @@ def _names_in_dunder_all(tree: ast.Module) -> set[str]:
     return set()
 
 
-def _import_places(tree: ast.Module) -> dict[int, tuple[list[ast.stmt], int]]:
-    """Each import statement's block and index in it, by id (one pass over the statements, not every node)."""
+def _import_places(tree: ast.Module, mentions: Callable[[ast.stmt], bool] | None = None) -> dict[int, tuple[list[ast.stmt], int]]:
+    """Each import statement's block and index in it, by id (one pass over the statements, not every node);
+    with ``mentions`` (mention_test), only the imports in the statements it is True for."""
     found: dict[int, tuple[list[ast.stmt], int]] = {}
     blocks = [tree.body]
     while blocks:
         block = blocks.pop()
         for index, statement in enumerate(block):
+            if mentions is not None and not mentions(statement):
+                continue
             kind = type(statement)
             if kind is ast.Import or kind is ast.ImportFrom:
                 found[id(statement)] = (block, index)
