@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import re
+import symtable
 import sys
 import warnings
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterator
 
 from torchpatch.dependency_files import is_dependency_file
 from torchpatch.engine.checker import check_tree
@@ -84,11 +88,57 @@ def parse_text(text: str, path: Path) -> ast.Module:
         raise ParseFailure(f"cannot parse: {error}") from None
 
 
-def lint_text(text: str, path: Path, settings: Settings, locator: Locator | None = None) -> list[Diagnostic]:
+def symtable_accepts(text: str, path: Path) -> bool:
+    """True when ``text`` surely parses (parse_text would return a tree), found without building the
+    tree's Python objects: ``symtable`` runs the same parser with the same flags, then only its symbol
+    pass (about 40% less CPU than ast.parse). False means unknown: call parse_text, for the verdict and
+    the reason. symtable rejects code that ast.parse accepts (a name both parameter and global,
+    ``nonlocal`` at module level, ...), and it has its own recursion limit: it is used only where that
+    limit is measured to be stricter than the one ast.parse applies when it builds the objects (Python
+    3.10 and 3.11, where both limits count Python frames: called one frame deeper than ast.parse is by
+    parse_text, symtable gives up two nesting levels sooner). On 3.12 and 3.13 ast.parse gives up one or
+    two levels sooner (at about 3,000 and 10,000 nested operators) whatever the frames, so there this
+    is always False. Call parse_text, when this says False, from where it was called before, so that
+    its own limit stays where it was."""
+    if not _SYMTABLE_IS_STRICTER:
+        return False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for invalid escapes is the user's business
+            _symbol_table(text, str(path))
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:  # noqa: B036 - whatever it is, parse_text judges and words it
+        return False
+    return True
+
+
+def _symbol_table(text: str, filename: str) -> None:
+    """symtable.symtable, one Python frame deeper than ``symtable_accepts`` (see there why)."""
+    symtable.symtable(text, filename, "exec")
+
+
+_SYMTABLE_IS_STRICTER = sys.version_info < (3, 12)
+
+
+def check_syntax(text: str, path: Path) -> None:
+    """parse_text for a text whose tree is not needed: raises ParseFailure exactly when parse_text does,
+    with the same reason (its fallback parse runs one frame deeper than a direct parse_text call, which on
+    Python 3.10 and 3.11 lowers the recursion limit of that parse by three nesting levels; lint_text
+    calls symtable_accepts and parse_text itself to keep it)."""
+    if not symtable_accepts(text, path):
+        parse_text(text, path)
+
+
+def lint_text(text: str, path: Path, settings: Settings, locator: Locator | None = None,
+              cuts: list[int] | None = None) -> list[Diagnostic]:
+    """The file's diagnostics, sorted; ``cuts``, when given, receives the text's statement_cuts when a
+    diagnostic offers a fix (for withhold_unparsable_fixes)."""
     index = settings.rules_for(path)
     if not index.rules or _TORCH_HINT not in text:
         # Still parse: a file that is not valid Python is reported whatever it mentions.
-        parse_text(text, path)
+        if not symtable_accepts(text, path):
+            parse_text(text, path)
         return []
     tree = parse_text(text, path)
     try:
@@ -96,9 +146,76 @@ def lint_text(text: str, path: Path, settings: Settings, locator: Locator | None
     except RecursionError:
         raise ParseFailure("too deeply nested to check") from None
     diagnostics.sort(key=lambda d: (d.start, d.code))
+    if not any(d.fix is not None for d in diagnostics):
+        return diagnostics
+    locator = locator or Locator(text)
     if any(d.fix is not None and d.fix.obsolete_names for d in diagnostics):
         _attach_import_removals(text, tree, diagnostics, locator)
+    if cuts is not None:
+        cuts.extend(statement_cuts(tree, locator, text))
     return diagnostics
+
+
+def statement_cuts(tree: ast.Module, locator: Locator, text: str) -> list[int]:
+    """The offsets at which ``text`` (whose module is ``tree``) falls apart into runs of whole top-level
+    statements that the tokenizer reads independently: 0, the end, and the start of each line that begins
+    a top-level statement (its first decorator) at column 0 when no statement crosses that line's start
+    and the line before does not end in a backslash (a line continuation joins the two lines). At such
+    an offset the tokenizer is outside every bracket, string and continuation, and the next line's column 0
+    closes every open block, so the text before it cannot change how the text after it parses."""
+    cuts = [0]
+    reach = 0  # the last row that a statement seen so far ends on
+    line_starts = locator.line_starts
+    for statement in tree.body:
+        decorators = getattr(statement, "decorator_list", None)
+        first = decorators[0] if decorators else statement
+        row = first.lineno
+        if row > reach and row > 1:
+            offset = line_starts[row - 1]
+            opening = text[offset:offset + 1]
+            before = text[line_starts[row - 2]:offset].rstrip("\r\n")
+            if (opening == "@" if decorators else statement.col_offset == 0) and not before.endswith("\\"):
+                cuts.append(offset)
+        reach = max(reach, statement.end_lineno)
+    if cuts[-1] != len(text):
+        cuts.append(len(text))
+    return cuts
+
+
+def edits_parse_in_place(text: str, edits: list[Edit], cuts: list[int], path: Path) -> bool:
+    """True when the text with ``edits`` applied is sure to parse, judged from the spans between ``cuts``
+    (``statement_cuts`` of ``text``, which parses) that the edits touch, each parsed alone with its edits.
+    False means unknown: the caller parses the whole text (for the verdict and for the reason).
+
+    ``text`` = P + M + Q with M a run of whole top-level statements between two cuts: when M with its
+    edits (M') parses alone, ends with a line break that no backslash continues, then P + M' + Q parses,
+    because P leaves the tokenizer in the state a fresh parse starts in (outside brackets, strings and
+    continuations, the first line of M' at column 0 ends P's blocks) and M' leaves it so for Q."""
+    if not edits:
+        return False
+    spans: list[list] = []  # [start, end, edits] of each run of statements the edits touch, in order
+    # The end of the text starts a run only after a line break that no backslash continues.
+    open_end = not text.endswith("\n") or text[:-1].rstrip("\r").endswith("\\")
+    for edit in sorted(edits, key=lambda e: (e.start, e.end)):
+        first = bisect.bisect_right(cuts, edit.start) - 1
+        if first and cuts[first] == len(text) and open_end:
+            first -= 1
+        start = cuts[first]
+        end = cuts[bisect.bisect_left(cuts, edit.end)]
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+            spans[-1][2].append(edit)
+        else:
+            spans.append([start, end, [edit]])
+    for start, end, inside in spans:
+        piece = apply_edits(text[start:end], [Edit(e.start - start, e.end - start, e.content) for e in inside])
+        if not piece:  # whole statements removed: what is left is P + Q
+            continue
+        if end < len(text) and (not piece.endswith("\n") or piece[:-1].rstrip("\r").endswith("\\")):
+            return False
+        if not _parses(piece, path):
+            return False
+    return True
 
 
 def _attach_import_removals(text: str, tree: ast.Module, diagnostics: list[Diagnostic],
@@ -114,7 +231,10 @@ def _attach_import_removals(text: str, tree: ast.Module, diagnostics: list[Diagn
     obsolete = {name for fix in fixes for name in fix.obsolete_names}
     uses: dict[str, list[int]] = {}
     imports = []
-    for node in ast.walk(tree):  # one pass; positions only for the names a fix made obsolete
+    # ast.walk's order, without the statements whose lines do not mention an obsolete name: its uses and
+    # the imports that bind it are all in the others (the other imports change nothing below).
+    mentions = mention_test(text, obsolete, locator)
+    for node in walk_mentioning(tree, mentions):
         kind = type(node)
         if kind is ast.Name:
             if node.id in obsolete:
@@ -124,7 +244,7 @@ def _attach_import_removals(text: str, tree: ast.Module, diagnostics: list[Diagn
     if not imports:
         return
     exported = _names_in_dunder_all(tree)
-    places = _import_places(tree)
+    places = _import_places(tree, mentions)
 
     def removable(name: str) -> bool:
         return name not in exported and not any(_writes_name(edit.content, name) for fix in fixes for edit in fix.edits)
@@ -184,6 +304,43 @@ def _attach_import_removals(text: str, tree: ast.Module, diagnostics: list[Diagn
         carrier.joint_fixes = [*carrier.joint_fixes, *(f for f in group if f is not carrier
                                                        and not any(f is g for g in carrier.joint_fixes))]
         all_edits.extend(removals)
+
+
+def mention_test(text: str, names: set[str], locator: Locator) -> Callable[[ast.stmt], bool]:
+    """Whether a statement's lines (its decorators' included) hold the text of one of ``names`` or a
+    non-ASCII character: a statement without is sure to hold no ``ast.Name`` of those names and no
+    import that binds one (an identifier is one token on one line; a non-ASCII one can be another
+    spelling of an ASCII name, NFKC)."""
+    offsets = []
+    for name in names:
+        at = text.find(name)
+        while at >= 0:
+            offsets.append(at)
+            at = text.find(name, at + 1)
+    if not text.isascii():
+        offsets.extend(match.start() for match in re.finditer(r"[^\x00-\x7f]+", text))
+    offsets.sort()
+    line_starts = locator.line_starts
+
+    def mentions(statement: ast.stmt) -> bool:
+        decorators = getattr(statement, "decorator_list", None)
+        start = line_starts[(decorators[0].lineno if decorators else statement.lineno) - 1]
+        end = line_starts[statement.end_lineno] if statement.end_lineno < len(line_starts) else len(text)
+        index = bisect.bisect_left(offsets, start)
+        return index < len(offsets) and offsets[index] < end
+
+    return mentions
+
+
+def walk_mentioning(tree: ast.Module, mentions: Callable[[ast.stmt], bool]) -> Iterator[ast.AST]:
+    """ast.walk(tree) (the same order) without the statements for which ``mentions`` is False and what is
+    inside them."""
+    todo = deque(statement for statement in tree.body if mentions(statement))
+    stmt = ast.stmt
+    while todo:
+        node = todo.popleft()
+        todo.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, stmt) or mentions(child))
+        yield node
 
 
 def _touches(removals: list[Edit], edits: list[Edit]) -> bool:
@@ -250,10 +407,11 @@ def check_source(source: Source, settings: Settings, fix: bool = False, unsafe_f
         return result
     text = source.text
     try:
-        diagnostics = unsuppressed(text, lint_text(text, path, settings), file_codes)
+        cuts: list[int] = []
+        diagnostics = unsuppressed(text, lint_text(text, path, settings, cuts=cuts), file_codes)
         if fix:
             text, diagnostics = _fix_to_fixpoint(text, path, settings, diagnostics, unsafe_fixes, result, file_codes)
-        withhold_unparsable_fixes(text, path, diagnostics)
+        withhold_unparsable_fixes(text, path, diagnostics, cuts if cuts and text is source.text else None)
         if add_todos:
             text, diagnostics = _add_todos(text, path, settings, diagnostics, unsafe_fixes, result, file_codes)
             withhold_unparsable_fixes(text, path, diagnostics)
@@ -460,17 +618,23 @@ def _add_todos(text: str, path: Path, settings: Settings, diagnostics: list[Diag
     return new_text, unsuppressed(new_text, lint_text(new_text, path, settings), file_codes)
 
 
-def withhold_unparsable_fixes(text: str, path: Path, diagnostics: list[Diagnostic]) -> None:
+def withhold_unparsable_fixes(text: str, path: Path, diagnostics: list[Diagnostic], cuts: list[int] | None = None) -> None:
     """A fix whose result does not parse is never applied (``--fix`` writes only code that parses), so it
     is not offered either: the finding loses its fix, is not counted as fixable, and says why in
-    ``fix_unavailable`` (the full and JSON output show it). One parse when all fixes apply together."""
+    ``fix_unavailable`` (the full and JSON output show it). One parse when all fixes apply together;
+    with ``cuts`` (``statement_cuts`` of ``text``), only of the statements the edits touch when that
+    settles it (edits_parse_in_place), else of the whole text, which gives the reason."""
     offered = [d for d in diagnostics if d.fix is not None]
     if not offered:
         return
     together = select_fixes(offered)
-    if len(together) == len(offered) and _parses(apply_edits(text, [e for d in together for e in d.fix.edits]), path):
-        return
+    if len(together) == len(offered):
+        edits = [e for d in together for e in d.fix.edits]
+        if cuts is not None and edits_parse_in_place(text, edits, cuts, path) or _parses(apply_edits(text, edits), path):
+            return
     for diagnostic in offered:
+        if cuts is not None and edits_parse_in_place(text, diagnostic.fix.edits, cuts, path):
+            continue
         try:
             parse_text(apply_edits(text, diagnostic.fix.edits), path)
         except ParseFailure as error:
@@ -566,13 +730,16 @@ def _names_in_dunder_all(tree: ast.Module) -> set[str]:
     return set()
 
 
-def _import_places(tree: ast.Module) -> dict[int, tuple[list[ast.stmt], int]]:
-    """Each import statement's block and index in it, by id (one pass over the statements, not every node)."""
+def _import_places(tree: ast.Module, mentions: Callable[[ast.stmt], bool] | None = None) -> dict[int, tuple[list[ast.stmt], int]]:
+    """Each import statement's block and index in it, by id (one pass over the statements, not every node);
+    with ``mentions`` (mention_test), only the imports in the statements it is True for."""
     found: dict[int, tuple[list[ast.stmt], int]] = {}
     blocks = [tree.body]
     while blocks:
         block = blocks.pop()
         for index, statement in enumerate(block):
+            if mentions is not None and not mentions(statement):
+                continue
             kind = type(statement)
             if kind is ast.Import or kind is ast.ImportFrom:
                 found[id(statement)] = (block, index)
