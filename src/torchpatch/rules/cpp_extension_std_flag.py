@@ -92,8 +92,10 @@ class CppExtensionStdFlag(Rule):
                     # (A two-element tuple would become a parenthesized string: no fix.)
                     two_tuple = isinstance(flags, ast.Tuple) and len(flags.elts) == 2
                     fix = None if two_tuple else Fix(f"Drop `{flag.value}`", [_remove_element(ctx, flags, index)], UNSAFE)
+                    # MSVC spells it `/std:c++20` (2.12.1 wheel's cpp_extension.py), gcc/nvcc `-std=c++20`.
+                    standard = "/std:c++20" if flag.value.startswith("/") else "-std=c++20"
                     yield ctx.diagnostic(flag, (
-                        f"`{flag.value}` overrides the C++ standard torch builds extensions with: `-std=c++20` "
+                        f"`{flag.value}` overrides the C++ standard torch builds extensions with: `{standard}` "
                         f"since PyTorch {self.changed_in}, whose headers use C++20; drop it"), fix)
 
 
