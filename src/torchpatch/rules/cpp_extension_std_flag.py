@@ -45,7 +45,8 @@ class CppExtensionStdFlag(Rule):
     changed_in = v("2.12")
     fix_safety = UNSAFE
     fix_safety_note = (
-        "Dropping the flag lets torch pick the standard: `-std=c++17` on 2.4-2.11 (the same as before) and "
+        "Dropping the flag lets torch pick the standard: `-std=c++17` on 2.4-2.11 (the same as before for a "
+        "`-std=c++17` flag, newer than an older one such as `-std=c++14`) and "
         "`-std=c++20` from 2.12, which is the point but changes how your sources compile: check that they build "
         "as C++20."
     )
