@@ -45,7 +45,8 @@ class CppExtensionStdFlag(Rule):
     changed_in = v("2.12")
     fix_safety = UNSAFE
     fix_safety_note = (
-        "Dropping the flag lets torch pick the standard: `-std=c++17` on 2.4-2.11 (the same as before) and "
+        "Dropping the flag lets torch pick the standard: `-std=c++17` on 2.4-2.11 (the same as before for a "
+        "`-std=c++17` flag, newer than an older one such as `-std=c++14`) and "
         "`-std=c++20` from 2.12, which is the point but changes how your sources compile: check that they build "
         "as C++20."
     )
@@ -92,8 +93,10 @@ class CppExtensionStdFlag(Rule):
                     # (A two-element tuple would become a parenthesized string: no fix.)
                     two_tuple = isinstance(flags, ast.Tuple) and len(flags.elts) == 2
                     fix = None if two_tuple else Fix(f"Drop `{flag.value}`", [_remove_element(ctx, flags, index)], UNSAFE)
+                    # MSVC spells it `/std:c++20` (2.12.1 wheel's cpp_extension.py), gcc/nvcc `-std=c++20`.
+                    standard = "/std:c++20" if flag.value.startswith("/") else "-std=c++20"
                     yield ctx.diagnostic(flag, (
-                        f"`{flag.value}` overrides the C++ standard torch builds extensions with: `-std=c++20` "
+                        f"`{flag.value}` overrides the C++ standard torch builds extensions with: `{standard}` "
                         f"since PyTorch {self.changed_in}, whose headers use C++20; drop it"), fix)
 
 
