@@ -25,6 +25,11 @@ class TableRule(Rule):
         row = self.rows.get(reference.qualname)
         if row is None or row.since > ctx.target:
             return
+        if reference.module_node is not None and row.submodule_names_kept and all(
+                alias.name in row.submodule_names_kept for alias in reference.module_node.names):
+            # ``from torch.nn.utils.weight_norm import remove_weight_norm``: the match is the submodule that shares
+            # the deprecated function's name, and the names imported from it are not deprecated
+            return
         if is_assignment_target(reference):
             # ``torch.distributed.reduce_scatter_tensor = wrapper`` (xtuner 0.2.0's MLU patch) replaces the
             # name: nothing old runs or warns there, and renaming the target would move the patch

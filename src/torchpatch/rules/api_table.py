@@ -56,6 +56,9 @@ class ApiChange:
     module_moves: tuple[ModuleMove, ...] = ()  # kind = "module": the old modules that have a new home
     no_fix_with: tuple[str, ...] = ()  # names whose presence in the file makes the fix wrong
     silent: bool = False  # a re-export kept without a warning or a documented deprecation
+    #: A function row whose name is also the submodule defining it (``torch.nn.utils.weight_norm``): the names
+    #: of that submodule that are not deprecated, so ``from OLD import name`` is not a use of the function.
+    submodule_names_kept: tuple[str, ...] = ()
 
     def move_for(self, module: str) -> ModuleMove | None:
         """The new home of ``module`` (the row's module or one of its submodules), or None."""
@@ -103,6 +106,7 @@ def api_changes() -> tuple[ApiChange, ...]:
                            _version(move.get("since")))
                 for move in row.get("module_move", ())),
             no_fix_with=tuple(row.get("no_fix_with", ())), silent=row.get("silent", False),
+            submodule_names_kept=tuple(row.get("submodule_names_kept", ())),
         ))
     return tuple(rows)
 
