@@ -33,7 +33,7 @@ class SelectionError(ValueError):
 
 
 #: Codes the engine itself reports that a selection can name (not rules of the database); opt-in, like ruff's RUF100.
-ENGINE_CODES = {UNUSED_NOQA.code: UNUSED_NOQA.name}
+SELECTABLE_ENGINE_CODES = {UNUSED_NOQA.code: UNUSED_NOQA.name}
 
 
 def expand_selector(selector: str, rules: tuple[type[Rule], ...]) -> set[str]:
@@ -41,14 +41,14 @@ def expand_selector(selector: str, rules: tuple[type[Rule], ...]) -> set[str]:
     key = selector.strip()
     upper = key.upper()
     if upper == "ALL":
-        return {rule.code for rule in rules} | set(ENGINE_CODES)
+        return {rule.code for rule in rules} | set(SELECTABLE_ENGINE_CODES)
     redirects = torchfix_redirects()
     if upper.startswith("TOR"):
         matched = {code for tor, codes in redirects.items() if tor.startswith(upper) for code in codes}
         if matched:
             return matched
     matched = {rule.code for rule in rules if rule.code.startswith(upper) or rule.name == key.lower()}
-    matched |= {code for code, name in ENGINE_CODES.items() if code.startswith(upper) or name == key.lower()}
+    matched |= {code for code, name in SELECTABLE_ENGINE_CODES.items() if code.startswith(upper) or name == key.lower()}
     if not matched:
         raise SelectionError(f"unknown rule selector {selector!r}")
     return matched
