@@ -166,7 +166,8 @@ def test_removing_the_only_import_of_a_block_leaves_pass(tmp_path):
     path = tmp_path / "engine.py"
     path.write_text('def f():\n    try:\n        from torch.cuda.amp import GradScaler\n    except ImportError:\n'
                     '        raise ImportError("old torch")\n    return GradScaler(enabled=True)\n')
-    assert main(["check", "--isolated", "--no-cache", "--fix", str(path)]) == 0
+    # (the GradScaler construction fix is unsafe: it builds the base class)
+    assert main(["check", "--isolated", "--no-cache", "--fix", "--unsafe-fixes", str(path)]) == 0
     assert path.read_text() == ('def f():\n    try:\n        pass\n    except ImportError:\n'
                                 '        raise ImportError("old torch")\n    import torch\n'
                                 '    return torch.amp.GradScaler("cuda", enabled=True)\n')

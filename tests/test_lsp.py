@@ -22,7 +22,7 @@ from torchpatch.frontends.cli import main  # noqa: E402
 CODE = (
     "import torch\n"
     "label = '😀'; state = torch.load('m.pt')\n"
-    "scaler = torch.cuda.amp.GradScaler()\n"
+    "amp_ctx = torch.cuda.amp.autocast()\n"  # a safe fix (GradScaler's construction fix is unsafe)
     "y = torch.range(0, 3)\n"
 )
 CLIENTS = ["visual-studio-code", "neovim@v0.11.0", "emacs"]  # emacs: no codeAction/resolve
@@ -212,7 +212,7 @@ async def test_code_actions_fix_fix_all_and_noqa(client: LanguageClient, folder:
         context=types.CodeActionContext(diagnostics=[scaler])))
     titles = [action.title for action in actions]
     assert titles == [
-        'TP202: Replace with `torch.amp.GradScaler("cuda", ...)`',
+        'TP202: Replace with `torch.amp.autocast("cuda", ...)`',
         "Disable TP202 for this line",
         "Fix all safe torchpatch findings",
     ], titles
@@ -221,9 +221,9 @@ async def test_code_actions_fix_fix_all_and_noqa(client: LanguageClient, folder:
     fix_all = await resolved(client, fix_all)
     assert fix.kind == types.CodeActionKind.QuickFix and fix.is_preferred
     fixed = apply(CODE, edits_of(fix, uri), client.encoding)
-    assert fixed == CODE.replace("torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")')
+    assert fixed == CODE.replace("torch.cuda.amp.autocast()", 'torch.amp.autocast("cuda", dtype=torch.float16)')
     assert apply(CODE, edits_of(noqa, uri), client.encoding) == CODE.replace(
-        "GradScaler()\n", "GradScaler()  # noqa: TP202\n")
+        "autocast()\n", "autocast()  # noqa: TP202\n")
     # The same text as `torchpatch check --fix` writes.
     path.write_text(CODE)
     assert main(["check", "--fix", "--quiet", str(path)]) == 1
@@ -280,7 +280,7 @@ async def test_hover_on_a_finding_shows_the_rule_page(client: LanguageClient, fo
     hover = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=scaler.range.start))
     assert hover.contents.kind == types.MarkupKind.Markdown
-    assert hover.contents.value.startswith("**TP202** `torch.cuda.amp.GradScaler` is deprecated")
+    assert hover.contents.value.startswith("**TP202** `torch.cuda.amp.autocast` is deprecated")
     assert "# cuda-amp-api (TP202)" in hover.contents.value and "## Fix safety" in hover.contents.value
     nothing = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=2)))
@@ -309,11 +309,11 @@ def test_server_without_pygls_is_a_one_line_error(monkeypatch, capsys):
 # -- the conversions at the edge, on texts an editor really sends -----------------------------------------------
 
 EDGE_TEXTS = {
-    "crlf": "import torch\r\nx = torch.cuda.amp.GradScaler()\r\n",
-    "cr-only": "import torch\rx = torch.cuda.amp.GradScaler()\r",
-    "form-feed": "import torch\n\x0c\nx = torch.cuda.amp.GradScaler()\n",  # one line for LSP, two for str.splitlines
-    "astral": "import torch\nx = ('😀😀', torch.cuda.amp.GradScaler())\n",
-    "no-final-newline": "import torch\nx = torch.cuda.amp.GradScaler()",
+    "crlf": "import torch\r\nx = torch.cuda.amp.autocast()\r\n",
+    "cr-only": "import torch\rx = torch.cuda.amp.autocast()\r",
+    "form-feed": "import torch\n\x0c\nx = torch.cuda.amp.autocast()\n",  # one line for LSP, two for str.splitlines
+    "astral": "import torch\nx = ('😀😀', torch.cuda.amp.autocast())\n",
+    "no-final-newline": "import torch\nx = torch.cuda.amp.autocast()",
 }
 
 
@@ -339,7 +339,7 @@ def test_positions_and_edits_round_trip(name, encoding, tmp_path):
     start = positions.position(finding.start)
     assert start.line == text.count("\n", 0, finding.start) + text.count("\r", 0, finding.start) - text.count(
         "\r\n", 0, finding.start)  # LSP's lines: \f is not a line break
-    assert text[positions.offset(start):].startswith("torch.cuda.amp.GradScaler")
+    assert text[positions.offset(start):].startswith("torch.cuda.amp.autocast")
     fixed = check_text(path, text, settings_for(path), fix=True).fixed_text
     assert fixed != text
     assert apply(text, lsp.text_edits(positions, fixed), encoding, lsp._LINE.findall) == fixed

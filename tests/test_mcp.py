@@ -66,10 +66,14 @@ def test_check_code_honours_versions_and_select():
 
 def test_fix_code_returns_fixed_source_diff_and_remaining():
     result = call("fix_code", {"source": OLD_AMP}).structured_content
-    assert result["changed"] and "torch.amp.GradScaler(\"cuda\")" in result["fixed_source"]
-    assert result["applied"] == 2 and result["applied_by_rule"] == {"TP202": 2}
+    assert result["changed"] and 'torch.amp.autocast("cuda", dtype=torch.float16)' in result["fixed_source"]
+    assert result["applied"] == 1 and result["applied_by_rule"] == {"TP202": 1}
     assert result["diff"].startswith("--- a/snippet.py\n+++ b/snippet.py\n")
-    assert result["remaining"] == []
+    # the GradScaler construction fix is unsafe (it builds the base class): it stays, with its fix offered
+    (remaining,) = result["remaining"]
+    assert remaining["code"] == "TP202" and "GradScaler" in remaining["message"]
+    unsafe = call("fix_code", {"source": OLD_AMP, "unsafe": True}).structured_content
+    assert 'torch.amp.GradScaler("cuda")' in unsafe["fixed_source"] and unsafe["remaining"] == []
 
 
 def test_fix_code_applies_unsafe_fixes_only_when_asked():
@@ -147,7 +151,7 @@ def test_over_real_stdio_with_the_sdk_client(tmp_path):
     server_info, tools, result = anyio.run(go)
     assert server_info.name == "torchpatch"
     assert len(tools.tools) == len(TOOLS)
-    assert not result.is_error and result.structured_content["applied"] == 2
+    assert not result.is_error and result.structured_content["applied"] == 1
 
 
 def test_without_the_sdk_the_command_says_how_to_install(monkeypatch, capsys):

@@ -150,7 +150,9 @@ def test_amp_fix_safety_follows_min_torch(lint):
     assert finding.fix.applicability == "unsafe"
     assert "needs PyTorch >= 2.4" in finding.fix.message
     scaler = _findings(lint, "import torch\ns = torch.cuda.amp.GradScaler()\n", "TP202", min_torch="2.3")[0]
-    assert scaler.fix.applicability == "safe"  # torch.amp.GradScaler(device, ...) is in 2.3
+    # torch.amp.GradScaler(device, ...) is in 2.3: only the base-class type makes this fix unsafe
+    assert scaler.fix.applicability == "unsafe" and "needs PyTorch" not in scaler.fix.message
+    assert "base class" in scaler.fix.message
 
 
 # -- TP202 / TP203: real torch ----------------------------------------------------------------------

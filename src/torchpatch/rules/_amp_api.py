@@ -108,16 +108,15 @@ class AmpApiRule(Rule):
         yield ctx.diagnostic(node, self._message(ctx, api, tail))
 
     # -- fixes ------------------------------------------------------------------------------------
-    def _fix(self, ctx, api: str, edits, node, dtype_unknown: bool = False) -> Fix:
+    def _fix(self, ctx, api: str, edits, node, unsafe_because: str = "") -> Fix:
         needs = REPLACEMENT_SINCE[api]
         note = ctx.needs_note(needs)
-        if dtype_unknown:
-            note += (f" (unsafe: if the `**` mapping passes no `dtype`, `torch.amp.autocast` inherits an enclosing "
-                     f"autocast's dtype where the old class pinned `torch.{self.pinned_dtype}`)")
+        if unsafe_because:
+            note += f" (unsafe: {unsafe_because})"
         return Fix(
             message=f"Replace with `{self._new_call(api)}`{note}",
             edits=edits,
-            applicability=UNSAFE if dtype_unknown else ctx.applicability(needs=needs),
+            applicability=UNSAFE if unsafe_because else ctx.applicability(needs=needs),
             obsolete_names=root_name(node),
         )
 
@@ -140,10 +139,18 @@ class AmpApiRule(Rule):
                 insert_first_argument(ctx, call, device, insertions)
         name, import_edits = ctx.name_for(f"torch.amp.{api}")
         edits = [*import_edits, replace_node(ctx, call.func, name), *insertions.edits()]
-        dtype_unknown = False
+        unsafe_because = ""
+        if api == "GradScaler":
+            # The new object is a ``torch.amp.GradScaler``, the old class's base (2.4-2.15
+            # torch/{cuda,cpu}/amp/grad_scaler.py): ``isinstance(scaler, torch.cuda.amp.GradScaler)`` in
+            # another module or a test turns False (mmf's trainer tests), which one file cannot show.
+            unsafe_because = (f"the new scaler is a `torch.amp.GradScaler`, the base class of `{self.module}."
+                              f"GradScaler`: an `isinstance(scaler, {self.module}.GradScaler)` test elsewhere "
+                              f"turns False")
         if api == "autocast" and keyword(call, "dtype") is None and len(call.args) < 2:
             if has_double_star(call):
-                dtype_unknown = True
+                unsafe_because = (f"if the `**` mapping passes no `dtype`, `torch.amp.autocast` inherits an "
+                                  f"enclosing autocast's dtype where the old class pinned `torch.{self.pinned_dtype}`")
             else:
                 dtype_name, dtype_imports = ctx.name_for(f"torch.{self.pinned_dtype}", "torch")
                 dtype = f"dtype={dtype_name}"
@@ -154,7 +161,7 @@ class AmpApiRule(Rule):
                     edits.extend(insertions.edits())
                 else:
                     edits.extend([*dtype_imports, add_keyword(ctx, call, dtype)])
-        return self._fix(ctx, api, edits, call.func, dtype_unknown)
+        return self._fix(ctx, api, edits, call.func, unsafe_because)
 
     def _decorator_fix(self, ctx, node, api: str) -> Fix:
         name, import_edits = ctx.name_for(f"torch.amp.{api}")

@@ -25,7 +25,8 @@ class CpuAmpApi(AmpApiRule):
 
     A reference that is not called is reported without a fix. A fixed `GradScaler` construction builds
     `torch.amp.GradScaler`, the old class's base, so `isinstance(scaler, torch.cpu.amp.GradScaler)` is
-    False for it: such a type test is reported with a message that says so.
+    False for it: the construction fix is unsafe (a type test in another module cannot be seen), and
+    such a type test in checked code is reported with a message that says so.
     """
 
     code = "TP203"
@@ -42,7 +43,8 @@ class CpuAmpApi(AmpApiRule):
         "`dtype=torch.bfloat16` while `torch.amp.autocast(\"cpu\")` inherits an enclosing autocast's dtype "
         "(float16 inside `torch.autocast(\"cpu\", dtype=torch.float16)`, checked on 2.13), so the fix writes "
         "`dtype=torch.bfloat16` when none is passed (unsafe with `**options`). The inherited `cache_enabled` "
-        "changes caching of cast weights, not results."
+        "changes caching of cast weights, not results. The fix of a `GradScaler` construction is unsafe: it builds "
+        "the base class, so `isinstance(scaler, torch.cpu.amp.GradScaler)` tests elsewhere turn False."
     )
     references = ("https://pytorch.org/docs/stable/amp.html#cpu-op-specific-behavior",)
     torchfix_codes = ("TOR101",)

@@ -39,9 +39,10 @@ class CudaAmpApi(AmpApiRule):
 
     The fixed construction `torch.amp.GradScaler("cuda", ...)` builds the old class's base class, so a
     type test `isinstance(scaler, torch.cuda.amp.GradScaler)` (2.4-2.15: the old class subclasses the
-    new one) is False for it. The linter reads one file at a time: a test in another module or in a
-    library is not seen when the construction is fixed. Each such test in checked code is reported
-    and its message says so: change the constructions and the tests together.
+    new one) is False for it. The linter reads one file at a time and cannot see a test in another
+    module or a library (mmf's trainer tests check their scaler this way), so the fix of a `GradScaler`
+    construction is unsafe; each such test in checked code is reported and its message says so: change
+    the constructions and the tests together.
     """
 
     code = "TP202"
@@ -59,9 +60,9 @@ class CudaAmpApi(AmpApiRule):
         "so the fix writes `dtype=torch.float16` when none is passed (unsafe with `**options`, which may or may "
         "not hold one). The old class also pins `cache_enabled=True` where the new one inherits it: that changes "
         "caching of cast weights, not results. Unsafe when your minimum torch is older than the replacement "
-        "(`torch.amp.GradScaler` 2.3, `custom_fwd(device_type=)` 2.4). A fixed `GradScaler` construction "
-        "builds the base class: `isinstance(scaler, torch.cuda.amp.GradScaler)` tests (reported, with a note) "
-        "turn False."
+        "(`torch.amp.GradScaler` 2.3, `custom_fwd(device_type=)` 2.4). The fix of a `GradScaler` construction "
+        "is always unsafe: it builds the base class, and `isinstance(scaler, torch.cuda.amp.GradScaler)` tests "
+        "in other modules (which one file cannot show; those in checked code are reported) turn False."
     )
     references = ("https://pytorch.org/docs/stable/amp.html",)
     torchfix_codes = ("TOR101",)
@@ -86,6 +87,7 @@ class CudaAmpApi(AmpApiRule):
         # Positional arguments change places: each one gets its name.
         Invalid('import torch\nwith torch.cuda.amp.autocast(True, torch.bfloat16):\n    y = model(x)\n',
                 fixed='import torch\nwith torch.amp.autocast("cuda", enabled=True, dtype=torch.bfloat16):\n    y = model(x)\n'),
+        # The GradScaler constructions are unsafe fixes (the base class is built: type tests elsewhere see it).
         Invalid('from torch.cuda.amp import GradScaler, autocast\nscaler = GradScaler()\nwith autocast(enabled=use_amp):\n    loss = model(x)\n',
                 fixed='import torch\nscaler = torch.amp.GradScaler("cuda")\nwith torch.amp.autocast("cuda", enabled=use_amp, dtype=torch.float16):\n    loss = model(x)\n'),
         Invalid('import torch\nscaler = torch.cuda.amp.GradScaler(2.0**14, 2.0, enabled=use_amp)\n',
