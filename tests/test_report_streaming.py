@@ -1,5 +1,5 @@
 """--report rows reach the disk as results arrive, and --resume picks up a killed run's partial report
-(issue 13): a few thousand generated files, checked in this process (-j 1) so a file's check can look
+(issue 13): a few hundred generated files, checked in this process (-j 1) so a file's check can look
 at the report on disk."""
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from scan_helpers import python_tree, read_jsonl
 from torchpatch.engine import parallel, report
 from torchpatch.frontends.cli import main
 
-COUNT = 3000
+COUNT = 300
 
 
 @pytest.fixture
 def big_project(tmp_path, monkeypatch):
+    # Parquet row groups of 100 rows instead of 1,000: the same shapes of run on a tenth of the files.
+    monkeypatch.setattr(report, "PARQUET_ROW_GROUP", 100)
     monkeypatch.chdir(tmp_path)
     python_tree(tmp_path / "src", COUNT)  # COUNT files and a syntax error (src/repo000/broken.py, listed first)
     return tmp_path
@@ -42,15 +44,15 @@ def test_rows_are_on_disk_before_the_run_ends_and_the_old_report_stays_until_the
     (big_project / "r.jsonl").write_text("the old report\n")
     partial = big_project / "r.jsonl.partial"
     looked = []
-    _on_file(monkeypatch, 2000, lambda: looked.append(
+    _on_file(monkeypatch, 200, lambda: looked.append(
         (read_jsonl(partial), (big_project / "r.jsonl").read_text())))
     code = main(["check", "src", "--report", "r.jsonl", "-q", "--no-cache", "-j", "1"])
     capsys.readouterr()
     assert code == 1
     (rows_then, old_then), = looked
-    assert len(rows_then) == 1999 and old_then == "the old report\n"
+    assert len(rows_then) == 199 and old_then == "the old report\n"
     rows = read_jsonl(big_project / "r.jsonl")
-    assert len(rows) == COUNT + 1 and rows[:1999] == rows_then and not partial.exists()
+    assert len(rows) == COUNT + 1 and rows[:199] == rows_then and not partial.exists()
 
 
 def test_resume_from_the_partial_report_of_a_killed_run(big_project, capsys, monkeypatch):
@@ -61,7 +63,7 @@ def test_resume_from_the_partial_report_of_a_killed_run(big_project, capsys, mon
         real, seen = parallel._Job.__call__, []
         def call(self, task):
             seen.append(task)
-            if len(seen) == 2000:
+            if len(seen) == 200:
                 os._exit(137)  # killed: no cleanup, no rename
             return real(self, task)
         parallel._Job.__call__ = call
@@ -72,7 +74,7 @@ def test_resume_from_the_partial_report_of_a_killed_run(big_project, capsys, mon
     partial = big_project / "r.jsonl.partial"
     assert not (big_project / "r.jsonl").exists()
     rows_before = read_jsonl(partial)
-    assert len(rows_before) == 1999
+    assert len(rows_before) == 199
     with open(partial, "a", encoding="utf-8") as stream:
         stream.write('{"path": "src/repo019/m01999.py", "sta')  # a row cut off mid-write by the kill
     checked = []
@@ -81,13 +83,13 @@ def test_resume_from_the_partial_report_of_a_killed_run(big_project, capsys, mon
     code = main(["check", "src", "--resume", "r.jsonl.partial", "--report", "r.jsonl", "--no-cache", "-j", "1"])
     _, err = capsys.readouterr()
     assert code == 1
-    assert "1998 file(s) kept from r.jsonl.partial" in err  # every row but the syntax error's (failed: tried again)
-    assert len(checked) == COUNT + 1 - 1998
+    assert "198 file(s) kept from r.jsonl.partial" in err  # every row but the syntax error's (failed: tried again)
+    assert len(checked) == COUNT + 1 - 198
     resumed = read_jsonl(big_project / "r.jsonl")
     assert not partial.exists()
     main(["check", "src", "--report", "fresh.jsonl", "-q", "--no-cache", "-j", "1"])
     capsys.readouterr()
-    assert resumed == read_jsonl(big_project / "fresh.jsonl") and resumed[:1999] == rows_before
+    assert resumed == read_jsonl(big_project / "fresh.jsonl") and resumed[:199] == rows_before
 
 
 def test_a_cut_off_line_is_an_error_in_a_finished_report(tmp_path):
@@ -102,14 +104,15 @@ def test_an_interrupted_parquet_run_leaves_a_readable_partial_that_resume_uses(b
     def interrupt():
         raise KeyboardInterrupt
 
-    _on_file(monkeypatch, 2500, interrupt)
+    _on_file(monkeypatch, 250, interrupt)
     code = main(["check", "src", "--report", "r.parquet", "-q", "--no-cache", "-j", "1"])
     assert code != 0 and "interrupted" in capsys.readouterr().err
     assert not (big_project / "r.parquet").exists()
     partial = big_project / "r.parquet.partial"
     table = parquet.ParquetFile(partial)
-    assert table.metadata.num_rows == 2499 and table.metadata.num_row_groups == 3  # 1000, 1000, 499 on close
+    assert table.metadata.num_rows == 249 and table.metadata.num_row_groups == 3  # 100, 100, 49 on close
     monkeypatch.undo()
+    monkeypatch.setattr(report, "PARQUET_ROW_GROUP", 100)
     monkeypatch.chdir(big_project)
     code = main(["check", "src", "--resume", "r.parquet.partial", "--report", "r.parquet", "-q", "--no-cache", "-j", "1"])
     capsys.readouterr()
