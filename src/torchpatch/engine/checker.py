@@ -10,7 +10,7 @@ from typing import Iterable, Sequence
 
 from torchpatch.engine.candidates import (Mentions, bound_qualnames, nothing_to_walk, rows_of, watched_mentions,
                                           word_offsets_of)
-from torchpatch.engine.guards import (BODY_IS_OLD, BOTH, ELSE_IS_OLD, handler_is_fallback,
+from torchpatch.engine.guards import (BODY_IS_OLD, BOTH, ELSE_IS_OLD, getattr_fallback, handler_is_fallback,
                                       import_returns_early, old_branch, operands_on_new_releases)
 from torchpatch.engine.resolve import (TRACKED_ROOTS, Binding, Scope, ScopeTree, first_row as _first_row,
                                        returns_early_on_new_releases)
@@ -522,7 +522,9 @@ class _Walker:
                         self._wrapped_call(ast.copy_location(ast.Call(wrapped, node.args, node.keywords), node),
                                            current, statement)
                 stack.append((func, current))
-                stack.extend((arg, current) for arg in node.args)
+                fallback = getattr_fallback(node, scopes.guard_facts(current)) \
+                    if type(func) is ast.Name and func.id == "getattr" else None
+                stack.extend((arg, current) for arg in node.args if arg is not fallback)
                 stack.extend((keyword.value, current) for keyword in node.keywords)
             elif isinstance(node, (ast.Attribute, ast.Name)):
                 chain: list[ast.AST] = []

@@ -25,6 +25,9 @@ or "less" (``headless``, ``force_conversion``, ``layer_3_3`` are no checks):
   an attribute of such a module) only by its name: a torch token (``torch``, ``pt``, ``th``, ``PT20``)
   and a version token (``2_4``, ``ge``, ``greater``, ``at_least``, ``less``...).
 
+Outside conditions, the rest of ``getattr(<torch object>, "new", None) or old`` and a name or attribute
+given as the default of ``getattr(<torch object>, "new", old)`` are the values old releases use.
+
 torchvision and torchaudio versions count as torch versions (each of their releases pins one torch
 release): ``_TORCHVISION_LESS_THAN_0_13``, ``compare_version("torchvision", operator.le, "0.13.0")``.
 """
@@ -119,6 +122,15 @@ def operands_on_new_releases(node: ast.BoolOp, facts: "GuardFacts") -> int:
                 and _feature_probe(value, facts):
             return index + 1
     return len(node.values)
+
+
+def getattr_fallback(node: ast.Call, facts: "GuardFacts") -> ast.expr | None:
+    """The default of ``getattr(<torch object>, "new", old)`` when it is a name or an attribute: the value
+    used only on releases without ``new`` (pyro 1.9: ``getattr(torch.jit, "script_if_tracing",
+    torch.jit.script)``). A call as the default is not one: getattr evaluates it on every release."""
+    if len(node.args) != 3 or node.keywords or type(node.args[2]) not in (ast.Name, ast.Attribute):
+        return None
+    return node.args[2] if _feature_probe(node, facts) else None
 
 
 @lru_cache(maxsize=8192)

@@ -43,6 +43,8 @@ class PrivateCollateFunction(Rule):
         "import torch\nbatch = torch.utils.data.default_collate(samples)\n",
         # Look-alike: another library's collate function.
         "import torch\nfrom mylib._utils.collate import default_collate\nbatch = default_collate(samples)\n",
+        # A local holding the public function.
+        "from torch.utils.data import default_collate\nfn = default_collate\nbatch = fn(samples)\n",
     ]
     INVALID = [
         Invalid("from torch.utils.data._utils.collate import default_collate\nbatch = default_collate(samples)\n",
@@ -58,6 +60,10 @@ class PrivateCollateFunction(Rule):
             binding = ctx.scopes.binding_for(node.id, reference.scope, (node.lineno, node.col_offset))
             if binding is not None and binding.import_alias is not None:
                 return  # reported (and fixed) at its import
+            if binding is not None and binding.alias_of is not None:
+                # ``fn = default_collate`` then ``fn(batch)`` (MONAI): the private path is written where the
+                # value is (an import or an attribute chain), reported there; the local names no path.
+                return
         public = PUBLIC[reference.qualname]
         message = (f"`{reference.qualname}` is a private path; use `{public}` "
                    f"(public since PyTorch 1.11, the same function)")

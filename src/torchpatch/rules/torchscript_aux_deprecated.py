@@ -16,6 +16,9 @@ _DEFINED_IN = {
     "interface": "torch.jit._script",
 }
 _NAMES = public_and_defining_names("torch.jit", _DEFINED_IN)
+#: The helpers whose warning became a FutureWarning (shown by default) in 2.14 (2.14.1/2.15.0 wheels);
+#: ``set_fusion_strategy`` still raises a DeprecationWarning there.
+_FUTURE_WARNING_FROM_2_14 = frozenset({"fork", "wait", "freeze", "optimize_for_inference", "interface"})
 
 
 class TorchscriptAuxDeprecated(Rule):
@@ -28,8 +31,9 @@ class TorchscriptAuxDeprecated(Rule):
     ## Why is this bad?
     PyTorch 2.11 deprecated them along with the rest of TorchScript: each call raises a
     `DeprecationWarning` such as "`torch.jit.fork` is deprecated. Please use `torch.compile`
-    instead." They only make sense for scripted modules, and TorchScript itself is deprecated
-    (see TP210). There is no mechanical replacement: `torch.compile` optimizes and fuses a model in
+    instead." From 2.14 it is a `FutureWarning`, which Python shows by default, for all of them
+    but `set_fusion_strategy` (still a `DeprecationWarning` in 2.15). They only make sense for
+    scripted modules, and TorchScript itself is deprecated (see TP210). There is no mechanical replacement: `torch.compile` optimizes and fuses a model in
     process (freezing is `torch._inductor.config.freezing = True`), `torch.export` with AOTInductor
     covers deployment, and inter-op parallelism needs threads or `torch.futures`.
     """
@@ -67,6 +71,8 @@ class TorchscriptAuxDeprecated(Rule):
         if reference.in_import:
             return
         leaf = _NAMES[reference.qualname]
-        message = (f"`torch.jit.{leaf}` is {self.version_phrase(ctx.target)} (DeprecationWarning) with the rest "
+        category = "DeprecationWarning; FutureWarning from 2.14" if leaf in _FUTURE_WARNING_FROM_2_14 \
+            else "DeprecationWarning"
+        message = (f"`torch.jit.{leaf}` is {self.version_phrase(ctx.target)} ({category}) with the rest "
                    "of TorchScript: use `torch.compile` (or `torch.export` + AOTInductor for deployment)")
         yield ctx.diagnostic(reference.node, message)
