@@ -60,6 +60,19 @@ def requirements_in(path: Path, text: str) -> list[RequirementSpan]:
     return _requirements_txt(text)
 
 
+def core_requirements_in(path: Path, text: str) -> list[RequirementSpan] | None:
+    """What a plain install of a package needs: its dependencies without any extra, optional or development
+    group (``[project.optional-dependencies]``, ``extras_require``, dependency groups); None for a file that
+    has no such split (requirements files, conda environments: every line is installed)."""
+    if path.name == "pyproject.toml":
+        return _pyproject_requirements(text, extras=False)
+    if path.name == "setup.cfg":
+        return _setup_cfg_requirements(text, extras=False)
+    if path.name == "setup.py":
+        return _setup_py_requirements(text, extras=False)
+    return None
+
+
 # -- requirements files: includes and index options ------------------------------------------------------
 _INCLUDE = re.compile(r"^[ \t]*(?P<option>-r|--requirement|-c|--constraint)(?:[ \t]*=[ \t]*|[ \t]+|(?<=-r)|(?<=-c))"
                       r"(?P<target>[^\s#]+)", re.MULTILINE)
@@ -116,13 +129,16 @@ def _requirements_txt(text: str) -> list[RequirementSpan]:
     return spans
 
 
-def _pyproject_requirements(text: str) -> list[RequirementSpan]:
+def _pyproject_requirements(text: str, extras: bool = True) -> list[RequirementSpan]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
         return []
     project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
     written = [str(item) for item in project.get("dependencies", []) or []]
+    tool = data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
+    if not extras:
+        return _locate_strings(text, written) + _poetry_requirements(text, tool.get("poetry"), extras=False)
     for extra in (project.get("optional-dependencies", {}) or {}).values():
         written.extend(str(item) for item in extra or [])
     # PEP 735 dependency groups: strings, and {include-group = "..."} tables (whose strings are listed
@@ -130,7 +146,6 @@ def _pyproject_requirements(text: str) -> list[RequirementSpan]:
     groups = data.get("dependency-groups", {})
     for group in (groups.values() if isinstance(groups, dict) else ()):
         written.extend(item for item in group or [] if isinstance(item, str))
-    tool = data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
     # PDM: [tool.pdm.dev-dependencies] groups of PEP 508 strings.
     pdm = tool.get("pdm", {}) if isinstance(tool.get("pdm"), dict) else {}
     for group in (pdm.get("dev-dependencies", {}) or {}).values():
@@ -142,13 +157,15 @@ def _pyproject_requirements(text: str) -> list[RequirementSpan]:
 
 # Poetry writes `torch = "^2.4"` or `torch = { version = ">=2.4", source = "pytorch" }` under
 # [tool.poetry.dependencies], [tool.poetry.dev-dependencies] and [tool.poetry.group.<name>.dependencies].
-def _poetry_requirements(text: str, poetry) -> list[RequirementSpan]:
+def _poetry_requirements(text: str, poetry, extras: bool = True) -> list[RequirementSpan]:
     if not isinstance(poetry, dict):
         return []
-    tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
-    for group in (poetry.get("group", {}) or {}).values():
-        if isinstance(group, dict):
-            tables.append(group.get("dependencies"))
+    tables = [poetry.get("dependencies")]
+    if extras:
+        tables.append(poetry.get("dev-dependencies"))
+        for group in (poetry.get("group", {}) or {}).values():
+            if isinstance(group, dict):
+                tables.append(group.get("dependencies"))
     spans = []
     for table in tables:
         if not isinstance(table, dict):
@@ -156,6 +173,8 @@ def _poetry_requirements(text: str, poetry) -> list[RequirementSpan]:
         for name, value in table.items():
             if name.lower() == "python":
                 continue
+            if not extras and isinstance(value, dict) and value.get("optional") is True:
+                continue  # installed only through an extra
             constraint = value.get("version") if isinstance(value, dict) else value
             if not isinstance(constraint, str):
                 continue
@@ -212,7 +231,7 @@ def poetry_constraint(constraint: str) -> str | None:
     return ",".join(parts)
 
 
-def _setup_cfg_requirements(text: str) -> list[RequirementSpan]:
+def _setup_cfg_requirements(text: str, extras: bool = True) -> list[RequirementSpan]:
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text)
@@ -221,14 +240,14 @@ def _setup_cfg_requirements(text: str) -> list[RequirementSpan]:
     written: list[str] = []
     if parser.has_option("options", "install_requires"):
         written.extend(parser.get("options", "install_requires").splitlines())
-    if parser.has_section("options.extras_require"):
+    if extras and parser.has_section("options.extras_require"):
         for _, value in parser.items("options.extras_require"):
             written.extend(value.splitlines())
     items = [line.split("#", 1)[0].strip() for line in written]
     return _locate_strings(text, [item for item in items if item], quoted=False)
 
 
-def _setup_py_requirements(text: str) -> list[RequirementSpan]:
+def _setup_py_requirements(text: str, extras: bool = True) -> list[RequirementSpan]:
     """``install_requires`` and ``extras_require`` of a ``setup(...)`` call, read without running setup.py:
     only string literals, written in the call or in a list, tuple or dict bound once at module level
     (``REQUIRED = ["torch>=2.1"]``). Anything computed (read from a file, concatenated) says nothing."""
@@ -270,7 +289,7 @@ def _setup_py_requirements(text: str) -> list[RequirementSpan]:
         for keyword in node.keywords:
             if keyword.arg == "install_requires":
                 found.extend(strings(keyword.value))
-            elif keyword.arg == "extras_require":
+            elif keyword.arg == "extras_require" and extras:
                 extras = literal(keyword.value)
                 if isinstance(extras, ast.Dict):
                     for value in extras.values:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from torchpatch.dependency_files import requirement_includes, requirements_in
+from torchpatch.dependency_files import core_requirements_in, requirement_includes, requirements_in
 from torchpatch.engine.settings import SelectionError, Settings
 from torchpatch.versions import KNOWN_RELEASES, OLDEST_KNOWN, Version
 
@@ -112,7 +112,7 @@ def min_torch_from_pins(root: Path) -> tuple[Version, str] | None:
 
     Each requirements file (with what it includes) and each of ``pyproject.toml``, ``setup.cfg``,
     ``setup.py`` (its literal ``install_requires``/``extras_require``) and ``environment.yml`` describes
-    an install of its own: ``requirements/typing.txt`` pinning
+    an install of its own (an extra's pin counts only when the plain install pins no torch version): ``requirements/typing.txt`` pinning
     ``torch==2.8.0`` for a type checker does not lift the floor that ``requirements/base.txt`` sets at
     2.0 (torchmetrics 1.9.0). So the answer is the oldest release any of them allows — the
     conservative end, since a fix is safe only from min-torch. Constraint files (``constraints*.txt``)
@@ -178,11 +178,22 @@ def torch_pins(path: Path, seen: set[Path] | None = None) -> list[tuple["Specifi
             included = path.parent / target
             if "://" not in target and included.is_file():
                 pins.extend(torch_pins(included, seen))
-    for span in requirements_in(path, text):
+    # An extra (``replay_buffer = ["torch>=2.7"]``) raises the floor only where it is installed: when the
+    # plain install pins torch (torchrl's ``torch>=2.1.0``), that pin is the file's floor.
+    core = core_requirements_in(path, text)
+    core_pins = _torch_specifiers(core, path, versioned_only=True) if core is not None else []
+    return pins + (core_pins or _torch_specifiers(requirements_in(path, text), path))
+
+
+def _torch_specifiers(spans, path: Path, versioned_only: bool = False) -> list[tuple["SpecifierSet", str]]:
+    pins = []
+    for span in spans:
         requirement = span.requirement
         if span.name != "torch" or requirement.url:
             continue
         if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        if versioned_only and not str(requirement.specifier):
             continue
         pins.append((requirement.specifier, path.name))
     return pins

@@ -64,8 +64,24 @@ def _dynamic_dims(spec: ast.expr) -> list[int] | None:
                 dims.append(key.value)
         return dims
     if isinstance(spec, (ast.Tuple, ast.List)):
+        if any(isinstance(value, _CONTAINER_SPECS) for value in spec.elts):
+            return None  # a spec of a container (``*args``, a tuple input), not of one tensor's dims
         return [index for index, value in enumerate(spec.elts) if dynamic(value)]
     return None
+
+
+#: Specs that describe a container of tensors; a per-dimension entry is a `Dim`, `None` or an int.
+_CONTAINER_SPECS = (ast.Dict, ast.Tuple, ast.List)
+
+
+def _star_args_specs(inputs: list[ast.expr], shapes: list[ast.expr]) -> list[ast.expr] | None:
+    """The per-tensor specs of ``forward(self, *args)``: one outer entry, a tuple with one spec per input."""
+    if len(shapes) != 1 or not isinstance(shapes[0], (ast.Tuple, ast.List)):
+        return None
+    inner = shapes[0].elts
+    nested = all(isinstance(value, _CONTAINER_SPECS) or (isinstance(value, ast.Constant) and value.value is None)
+                 for value in inner)
+    return inner if nested and len(inner) == len(inputs) else None
 
 
 class ExportSizeOneExample(Rule):
@@ -76,7 +92,8 @@ class ExportSizeOneExample(Rule):
     0 or 1 in a dimension that `dynamic_shapes` marks dynamic (`Dim("batch")`, `Dim.DYNAMIC`,
     `Dim.AUTO`). The example tuple and the spec may be written in the call or assigned once in
     the same function; dict specs are matched to the inputs when there is one of each, tuple and
-    list specs by position.
+    list specs by position, and the spec of a `forward(self, *args)` module (one outer entry that
+    holds a spec per input, `(({0: batch}, None),)`) one level down.
 
     ## Why is this bad?
     Export specializes every dimension whose example size is 0 or 1, on every release: with a
@@ -128,7 +145,9 @@ class ExportSizeOneExample(Rule):
         if not isinstance(inputs, (ast.Tuple, ast.List)):
             return
         if isinstance(shapes, (ast.Tuple, ast.List)):
-            pairs = list(zip(inputs.elts, shapes.elts)) if len(inputs.elts) == len(shapes.elts) else []
+            # ``forward(self, *args)``: the outer tuple is forward's one parameter, the inner one its tensors
+            specs = _star_args_specs(inputs.elts, shapes.elts) or shapes.elts
+            pairs = list(zip(inputs.elts, specs)) if len(inputs.elts) == len(specs) else []
         elif isinstance(shapes, ast.Dict) and len(inputs.elts) == 1 and len(shapes.values) == 1:
             pairs = [(inputs.elts[0], shapes.values[0])]
         else:
