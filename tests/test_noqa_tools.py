@@ -71,6 +71,18 @@ def test_unused_noqa_fix(project, capsys):
                                 'd = torch.load("m.pt")  # noqa: TP301\n')
 
 
+def test_removing_an_unused_torchfix_code_is_an_unsafe_fix(project, capsys):
+    # TorchRL: `# noqa: TOR101` on a line TorchFix's TOR101 (wider than TP251) may still report.
+    path = project / "a.py"
+    text = 'import torch\nf = torch.vmap  # noqa: TOR101\ng = torch.load("m.pt")  # noqa: TOR101, TP301\n'
+    path.write_text(text)
+    assert findings(capsys, "--extend-select", "TP100", "a.py") == [(2, "TP100"), (3, "TP100")]
+    assert main(["check", "--isolated", "--extend-select", "TP100", "--fix", "a.py"]) == 1
+    assert path.read_text() == text
+    main(["check", "--isolated", "--extend-select", "TP100", "--fix", "--unsafe-fixes", "a.py"])
+    assert path.read_text() == 'import torch\nf = torch.vmap\ng = torch.load("m.pt")  # noqa: TP301\n'
+
+
 def test_add_noqa_refuses_stdin(project, capsys):
     assert main(["check", "--isolated", "--add-noqa", "-"]) == 2
     assert "--add-noqa edits files" in capsys.readouterr().err

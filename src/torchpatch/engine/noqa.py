@@ -10,7 +10,7 @@ from torchpatch.engine.linter import _NOQA, FileResult, ParseFailure, apply_edit
 from torchpatch.engine.settings import torchfix_redirects
 from torchpatch.engine.source import Locator
 from torchpatch.engine.writer import write_fixed
-from torchpatch.findings import SAFE, Diagnostic, Edit, Fix
+from torchpatch.findings import SAFE, UNSAFE, Diagnostic, Edit, Fix
 
 
 def comment_rows(text: str) -> set[int] | None:
@@ -129,13 +129,19 @@ def _unused_noqa_fix(text: str, locator: Locator, row: int, token, match, codes:
                      unused: list[str]) -> Fix | None:
     comment_start = locator.offset(row, token.start[1])
     kept = [code for code in codes if code not in unused]
+    # A TorchFix code is TorchFix's directive too: its TOR101/TOR201 cover functions torchpatch maps to no rule
+    # (TorchRL's `# noqa: TOR101` on a functorch.vmap fallback), so TorchFix may still need it.
+    applicability, note = SAFE, ""
+    if any(code.startswith("TOR") for code in unused):
+        applicability, note = UNSAFE, " (unsafe: TorchFix, if you also run it, may still need its `TOR` code here)"
     if kept:
         codes_start = comment_start + match.start("codes")
         codes_end = comment_start + match.end("codes")
-        return Fix("Remove the unused codes", [Edit(codes_start, codes_end, ", ".join(kept))], SAFE)
+        return Fix(f"Remove the unused codes{note}", [Edit(codes_start, codes_end, ", ".join(kept))], applicability)
     if token.string[match.end():].strip() or match.start() != 0:
         return None  # the comment says more than the directive: a human edits it
     line = locator.line(row)
     before = line[:token.start[1]]
     start = comment_start - (len(before) - len(before.rstrip()))
-    return Fix("Remove the unused `noqa` directive", [Edit(start, comment_start + len(token.string), "")], SAFE)
+    return Fix(f"Remove the unused `noqa` directive{note}", [Edit(start, comment_start + len(token.string), "")],
+               applicability)
