@@ -170,6 +170,29 @@ def test_reader_needs_whole_identifiers():
     assert _kept("mytorch.load(p)\ntorch_load(p)\n") == []
 
 
+def test_reader_word_boundaries_are_those_of_word_offsets_of():
+    # The regex pass finds a mention where ``\w`` does not match next to it; word_offsets_of (and so the
+    # walker's rows) where the neighbour is neither alphanumeric nor ``_``: the same characters.
+    import re
+
+    word = re.compile(r"\w")
+    for code in [*range(0x3000), *range(0xFF00, 0xFFF0), 0x1D400, 0x1D7CE, 0x10FFFF]:
+        character = chr(code)
+        assert bool(word.match(character)) == (character.isalnum() or character == "_"), hex(code)
+    text = "torch.load(a)\n\u00e9torch.load(b)\ntorch\u00e9.load(c)\n\u0661torch.load(d)\n\u00b7torch.load(e)\ntorch.load"
+    expected = [0, text.index("\u00b7torch") + 1, len(text) - len("torch.load")]
+    assert watched_mentions(text, {"torch": {"torch"}}, WATCHED, PREFIXES) == expected
+
+
+def test_reader_follows_each_written_chain_as_the_gap_reader_does():
+    # The same chain written many times, with and without gaps after its parts, and non-ASCII parts.
+    text = ("torch.cuda.amp.autocast()\ntorch.cuda .amp.autocast()\ntorch.cuda.amp\n.autocast()\ntorch.cuda.is_available()\n"
+            "torch.cuda\ntorch.cuda.amp.autocast()\n(torch.cuda\n).amp\ntorch.\uff4c\uff4f\uff41\uff44(p)\ntorch .load\n"
+            "torch.1\ntorch.cuda.amp.other\ntorch.cuda.")
+    assert _kept(text) == ["torch.cuda.amp.autocast()", "torch.cuda .amp.autocast()", "torch.cuda.amp", "torch.cuda.amp.autocast()",
+                           "torch.cuda", "torch.\uff4c\uff4f\uff41\uff44(p)", "torch .load"]
+
+
 # -- files not walked at all (candidates.nothing_to_walk): pass 1 is skipped when the walker would visit
 # nothing but imports no rule watches. Each case below is one way the walker still sees something there; the
 # skip must notice it (each is flagged, and the same as with every mention walked, which never skips).

@@ -71,3 +71,27 @@ def test_excludes_of_a_sub_configuration_apply_under_it(project, capsys):
     write(project / "vendored" / "c.py")
     write(project / "generated" / "d.py")
     assert checked(capsys, ".") == ["generated/d.py", "lib/vendored/b.py"]
+
+
+def test_explicit_files_each_once_whatever_way_they_are_named(project):
+    # discover resolves each explicit file's folder once per folder and the file itself only when it is a
+    # link or ``..``: what it returns is what resolving every path in full gives.
+    import os
+
+    from torchpatch.engine.discover import FileFilter, discover
+
+    write(project / "pkg" / "a.py")
+    write(project / "pkg" / "sub" / "b.py")
+    os.symlink(project / "pkg", project / "linked")
+    os.symlink(project / "pkg" / "a.py", project / "alias.py")
+    named = [Path("pkg/a.py"), Path("linked/a.py"), Path("alias.py"), Path("pkg/sub/../a.py"), Path("pkg/sub/b.py"),
+             Path("linked/sub/b.py"), Path("missing.py"), Path("pkg/missing.py"), Path("missing.py"), Path("pkg/sub/..")]
+    found = discover(named, lambda folder: FileFilter(project, ()))
+
+    seen, expected = set(), []
+    for path in named:
+        if not path.is_dir() and os.path.realpath(path) not in seen:
+            seen.add(os.path.realpath(path))
+            expected.append(path)
+    assert found == sorted(expected, key=lambda p: f"{os.path.realpath(p.parent)}/{p.name}")
+    assert found == [Path("missing.py"), Path("pkg/a.py"), Path("pkg/missing.py"), Path("pkg/sub/b.py")]

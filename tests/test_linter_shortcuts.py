@@ -315,3 +315,33 @@ def test_the_same_nodes_as_the_whole_walk_on_real_code():
         imported = [_bound_name(a) for n in _ast.walk(tree) if type(n) in (ast.Import, ast.ImportFrom) for a in n.names]
         for name in [name for name, _ in common.most_common(6)] + imported[:4] + imported[-4:]:
             assert_same_as_the_whole_walk(text, {name})
+
+
+# -- the import removals of fixes stop early when every obsolete name is still used where no fix edits --
+
+from torchpatch.engine.linter import _used_outside  # noqa: E402
+
+
+def _uses_outside(text: str, name: str, edits: list[Edit]) -> bool:
+    """What the whole walk says: an ast.Name of ``name`` outside every edit."""
+    locator = Locator(text)
+    return any(not any(e.start <= locator.offset_from_ast(n.lineno, n.col_offset) < e.end for e in edits)
+               for n in _ast.walk(ast.parse(text)) if type(n) is ast.Name and n.id == name)
+
+
+def test_a_use_outside_the_edits_is_found_only_where_the_whole_walk_finds_one():
+    texts = [TRICKY, "import torch\nx = torch.cuda.amp.autocast()\n",
+             "import torch\n'torch'  # torch\nx.torch = torch_x\n",
+             "import torch\n@torch.jit.script\ndef f(torch=1):\n    return torch\n",
+             "from m import \uff54orch\n\u00e9 = 1; y = torch\n",
+             *[path.read_text(encoding="utf-8") for path in sorted((ROOT / "src" / "torchpatch" / "engine").glob("c*.py"))]]
+    found = 0
+    for text in texts:
+        names = {n.id for n in _ast.walk(ast.parse(text)) if type(n) is ast.Name}
+        for name in sorted(names)[:40] + ["torch", "autocast", "nothing_here"]:
+            for edits in ([], [Edit(0, len(text) // 2, "")], [Edit(text.find(name), text.find(name) + 1, "")] if name in text else []):
+                shortcut = _used_outside(name, edits, text, ast.parse(text), Locator(text))
+                if shortcut:
+                    found += 1
+                    assert _uses_outside(text, name, edits), (name, edits, text[:60])
+    assert found > 50  # the shortcut is taken on most of them

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import re
 import unicodedata
 from typing import TYPE_CHECKING, Callable, Iterable
@@ -61,37 +62,66 @@ def watched_mentions(text: str, bound: dict[str, set[str]], watched: frozenset[s
     prefixes (``torch``, ``torch.cuda``, ``torch.cuda.amp``, ``torch.cuda.amp.autocast``).
     """
     found: list[int] = []
-    end = len(text)
     for name, qualnames in bound.items():
         starts = [q for q in qualnames if q in prefixes]
         if not starts:
             continue  # bound only to things no watched name starts with: no mention of it can matter
         if any(q in watched for q in starts):
-            found.extend(word_offsets_of(text, name, end))
+            found.extend(word_offsets_of(text, name, len(text)))
             continue
-        length = len(name)
-        for index in word_offsets_of(text, name, end):
-            live = starts
-            position = index + length
-            while True:
-                part = _NEXT_PART.match(text, position)
-                if part is None:
-                    # The chain ends here while it can still become a watched name: kept when a closing
-                    # parenthesis and a dot follow, since the syntax tree's chain may go on there.
-                    if _CLOSING_THEN_DOT.match(text, position):
-                        found.append(index)
-                    break
-                position = part.end()
-                attribute = part.group(1)
-                if not attribute.isascii():
-                    attribute = unicodedata.normalize("NFKC", attribute)  # as Python reads identifiers
-                live = [extended for q in live if (extended := f"{q}.{attribute}") in prefixes]
-                if not live:
-                    break
-                if any(q in watched for q in live):
-                    found.append(index)
-                    break
+        # Each mention with the ``.attr`` parts written right after it (no gap: most of them) in one regex
+        # pass; a file spells few distinct such chains, so each is followed once. Where one is still the
+        # start of a watched name at its end, the rest is read as _follow_chain reads any chain.
+        verdicts: dict[str, list[str] | bool] = {}
+        for mention in _mention_pattern(name).finditer(text):
+            written = mention.group(1)
+            verdict = verdicts.get(written)
+            if verdict is None:
+                verdict = verdicts[written] = _follow_parts(written.split(".")[1:], starts, watched, prefixes) \
+                    if written else starts
+            if verdict is True or (verdict is not False and _follow_chain(text, mention.end(), verdict, watched, prefixes)):
+                found.append(mention.start())
     return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _mention_pattern(name: str) -> re.Pattern:
+    """``name`` as a whole identifier (as word_offsets_of finds it: a word character is what ``\\w``
+    matches, alphanumeric or ``_``), then its ``.attr`` parts written without a gap (group 1). The name
+    comes first, so that the regex engine searches for it as a literal."""
+    escaped = re.escape(name)
+    return re.compile(rf"{escaped}(?<!\w{escaped})(?!\w)((?:\.[^\W\d]\w*)*)")
+
+
+def _follow_parts(attributes: list[str], live: list[str], watched: frozenset[str],
+                  prefixes: frozenset[str]) -> list[str] | bool:
+    """The chain's qualified names after ``attributes``: True once one is watched, False once none starts a
+    watched name, else those that still do."""
+    for attribute in attributes:
+        if not attribute.isascii():
+            attribute = unicodedata.normalize("NFKC", attribute)  # as Python reads identifiers
+        live = [extended for q in live if (extended := f"{q}.{attribute}") in prefixes]
+        if not live:
+            return False
+        if any(q in watched for q in live):
+            return True
+    return live
+
+
+def _follow_chain(text: str, position: int, live: list[str], watched: frozenset[str],
+                  prefixes: frozenset[str]) -> bool:
+    """Whether the chain read on from ``position`` (with any gap between its parts), whose qualified names so
+    far are ``live`` (each the start of a watched name), can reach a watched name."""
+    while True:
+        part = _NEXT_PART.match(text, position)
+        if part is None:
+            # The chain ends here while it can still become a watched name: kept when a closing
+            # parenthesis and a dot follow, since the syntax tree's chain may go on there.
+            return _CLOSING_THEN_DOT.match(text, position) is not None
+        position = part.end()
+        live = _follow_parts([part.group(1)], live, watched, prefixes)
+        if live is True or live is False:
+            return live
 
 
 def word_offsets_of(text: str, name: str, end: int) -> list[int]:

@@ -134,11 +134,20 @@ def discover(paths: Iterable[Path], filter_for: Callable[[Path], FileFilter], re
             seen.add(real)
             found.append((located, candidate))
 
+    resolved_folders: dict[str, str] = {}  # the files named explicitly are mostly in a few folders
+
     for path in paths:
         if path.is_file() or not path.exists():
             if force_exclude and _explicitly_excluded(path, filter_for):
                 continue
-            add(path, f"{os.path.realpath(path.parent or '.').rstrip('/')}/{path.name}", os.path.realpath(path))
+            parent = str(path.parent)
+            real_parent = resolved_folders.get(parent)
+            if real_parent is None:
+                real_parent = resolved_folders[parent] = os.path.realpath(parent).rstrip("/")
+            located = f"{real_parent}/{path.name}"
+            # os.path.realpath(path) resolves the folder, then the name when it is a link: the same string
+            # unless the name is ``..`` (a Path keeps it) or a link.
+            add(path, located, os.path.realpath(path) if path.name in ("", "..") or os.path.islink(path) else located)
             continue
         resolved_root = path.resolve()
         if force_exclude and resolved_root != filter_for(resolved_root).root \

@@ -229,6 +229,9 @@ def _attach_import_removals(text: str, tree: ast.Module, diagnostics: list[Diagn
     locator = locator or Locator(text)
     fixes = [d.fix for d in diagnostics if d.fix is not None]
     obsolete = {name for fix in fixes for name in fix.obsolete_names}
+    edits = [edit for fix in fixes for edit in fix.edits]
+    if all(_used_outside(name, edits, text, tree, locator) for name in obsolete):
+        return  # every name is still used where no fix edits: no import becomes unused (often ``torch``)
     uses: dict[str, list[int]] = {}
     imports = []
     # ast.walk's order, without the statements whose lines do not mention an obsolete name: its uses and
@@ -304,6 +307,49 @@ def _attach_import_removals(text: str, tree: ast.Module, diagnostics: list[Diagn
         carrier.joint_fixes = [*carrier.joint_fixes, *(f for f in group if f is not carrier
                                                        and not any(f is g for g in carrier.joint_fixes))]
         all_edits.extend(removals)
+
+
+def _used_outside(name: str, edits: list[Edit], text: str, tree: ast.Module, locator: Locator,
+                  tries: int = 64) -> bool:
+    """True when an ``ast.Name`` of ``name`` lies outside every edit (then no fix, nor several together, leaves
+    its import unused), found from the first few whole-word mentions of the text outside the edits, each
+    looked up in the tree (a mention may be an import, an attribute, a string or a comment). False: not
+    found so (the caller reads every use)."""
+    at = text.find(name)
+    while at >= 0 and tries:
+        after = at + len(name)
+        if (at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_.")) \
+                and (after == len(text) or not (text[after].isalnum() or text[after] == "_")) \
+                and not any(edit.start <= at < edit.end for edit in edits):
+            tries -= 1
+            row, column = locator.position(at)
+            line = locator.line(row)
+            if _name_at(tree, name, row, len(line[:column].encode("utf-8"))):
+                return True
+        at = text.find(name, after)
+    return False
+
+
+def _name_at(tree: ast.Module, name: str, row: int, utf8_column: int) -> bool:
+    """Whether an ``ast.Name`` of ``name`` starts at ``row`` and ``utf8_column``: only the nodes whose span holds
+    that place are entered (and those without a position, which hold nodes that have one)."""
+    place = (row, utf8_column)
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            lineno = getattr(child, "lineno", None)
+            if lineno is None:
+                todo.append(child)
+                continue
+            if (lineno, child.col_offset) > place or (child.end_lineno, child.end_col_offset) <= place:
+                continue
+            if type(child) is ast.Name:
+                if (lineno, child.col_offset) == place and child.id == name:
+                    return True
+                continue
+            todo.append(child)
+    return False
 
 
 def mention_test(text: str, names: set[str], locator: Locator) -> Callable[[ast.stmt], bool]:
