@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from torchpatch.rules._call_sites import (
     CALLEE, DECORATOR, IMPORT, Insertions, has_starred, in_annotation, insert_after_positional,
-    insert_first_argument, is_class_test, is_none_test, positional_to_keywords, reference_role, root_name,
+    insert_first_argument, is_base_class, is_class_test, is_none_test, positional_to_keywords, reference_role, root_name,
 )
 from torchpatch.rules._helpers import add_keyword, has_double_star, keyword, replace_node
 from torchpatch.rules.base import UNSAFE, Fix, Rule
@@ -100,6 +100,16 @@ class AmpApiRule(Rule):
                 f' (not fixed automatically: `torch.amp.GradScaler` also matches other scalers, and a scaler built '
                 f'with `torch.amp.GradScaler("{self.device}", ...)`, as the fix of a construction writes, is not '
                 f'an instance of `{self.module}.GradScaler`: change the constructions and this test together)')))
+            return
+        if api == "GradScaler" and is_base_class(reference):
+            # A subclass reaches the old class's deprecated ``__init__`` (2.4-2.15), so it warns; a
+            # ``functools.partial`` cannot be a base class. ``torch.amp.GradScaler`` takes ``device`` first
+            # (default "cuda"; 2.4.1-2.15.0 torch/amp/grad_scaler.py), so positional arguments shift by one.
+            yield ctx.diagnostic(node, (
+                f"`{self.module}.{api}` is {self.version_phrase(ctx.target)}; as a base class use "
+                f'`torch.amp.GradScaler` and pass `"{self.device}"` as the `device` its `__init__` takes first '
+                f"(positional arguments to the subclass or to `super().__init__` shift by one; not fixed "
+                f"automatically)"))
             return
         tail = " (not fixed automatically here: the new signature differs"
         if api == "GradScaler":

@@ -80,6 +80,12 @@ def is_class_test(reference) -> bool:
     return False
 
 
+def is_base_class(reference) -> bool:
+    """Whether the watched name is a base of a class statement (``class S(torch.cuda.amp.GradScaler):``)."""
+    statement = reference.statement
+    return isinstance(statement, ast.ClassDef) and any(base is reference.node for base in statement.bases)
+
+
 def _is_none(expr: ast.expr) -> bool:
     return type(expr) is ast.Constant and expr.value is None
 

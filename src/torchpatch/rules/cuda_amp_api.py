@@ -35,7 +35,9 @@ class CudaAmpApi(AmpApiRule):
     passes none; with `**options` it cannot know, and the fix is unsafe.
 
     A reference that is not called (`ctx = torch.cuda.amp.autocast`, a base class,
-    `isinstance(x, torch.cuda.amp.GradScaler)`) is reported without a fix.
+    `isinstance(x, torch.cuda.amp.GradScaler)`) is reported without a fix. A subclass of
+    `torch.cuda.amp.GradScaler` reaches its deprecated `__init__`; its message says to subclass
+    `torch.amp.GradScaler` instead, whose `__init__` takes the device first.
 
     The fixed construction `torch.amp.GradScaler("cuda", ...)` builds the old class's base class, so a
     type test `isinstance(scaler, torch.cuda.amp.GradScaler)` (2.4-2.15: the old class subclasses the
