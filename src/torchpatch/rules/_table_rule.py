@@ -25,8 +25,8 @@ class TableRule(Rule):
         row = self.rows.get(reference.qualname)
         if row is None or row.since > ctx.target:
             return
-        if reference.module_node is not None and row.submodule_names_kept and all(
-                alias.name in row.submodule_names_kept for alias in reference.module_node.names):
+        if reference.module_node is not None and (row.submodule_names_kept or row.submodule_names_kept_unless) and all(
+                _submodule_name_kept(ctx, alias, row) for alias in reference.module_node.names):
             # ``from torch.nn.utils.weight_norm import remove_weight_norm``: the match is the submodule that shares
             # the deprecated function's name, and the names imported from it are not deprecated
             return
@@ -316,6 +316,49 @@ def _catches(handler: ast.ExceptHandler, errors: frozenset[str]) -> bool:
     types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     names = {t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "" for t in types}
     return bool(names & (errors | _CATCH_ANY))
+
+
+def _submodule_name_kept(ctx, alias: ast.alias, row: ApiChange) -> bool:
+    """``alias`` (imported from the submodule that shares the row's name) is not a use of the deprecated function:
+    a name that carries no deprecation, or one whose deprecated attributes the file never reaches through it."""
+    if alias.name in row.submodule_names_kept:
+        return True
+    attributes = dict(row.submodule_names_kept_unless).get(alias.name)
+    if attributes is None:
+        return False
+    local = alias.asname or alias.name
+    for node in ast.walk(ctx.tree):
+        if type(node) is ast.Name and node.id == local:
+            if type(node.ctx) is not ast.Load or not _keeps_clear_of(ctx, node, attributes, instances=True):
+                return False
+    return True
+
+
+def _keeps_clear_of(ctx, use: ast.Name, attributes: tuple[str, ...], instances: bool) -> bool:
+    """``use`` only reads attributes other than ``attributes`` (``WeightNorm.compute_weight``), or, with
+    ``instances``, builds an object that is only used so (``wn = WeightNorm(...)`` then ``wn.compute_weight(m)``
+    in the same function). Anything else (an argument, a base class, a return value) could reach them."""
+    parent = ctx.parent_of(use)
+    if type(parent) is ast.Attribute:
+        return parent.attr not in attributes
+    if not instances or type(parent) is not ast.Call or parent.func is not use:
+        return False
+    holder = ctx.parent_of(parent)
+    if type(holder) is ast.Attribute:
+        return holder.attr not in attributes
+    if type(holder) is not ast.Assign or len(holder.targets) != 1 or type(holder.targets[0]) is not ast.Name:
+        return False
+    name = holder.targets[0].id
+    scope = ctx.parent_of(holder)
+    while scope is not None and type(scope) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module):
+        scope = ctx.parent_of(scope)
+    if type(scope) is not ast.FunctionDef and type(scope) is not ast.AsyncFunctionDef:
+        return False  # a module-level or class-level object can be reached from anywhere
+    for node in ast.walk(scope):
+        if type(node) is ast.Name and node.id == name and node is not holder.targets[0]:
+            if type(node.ctx) is not ast.Load or not _keeps_clear_of(ctx, node, attributes, instances=False):
+                return False
+    return True
 
 
 def _imported_by_name(ctx, reference) -> bool:

@@ -59,6 +59,10 @@ class ApiChange:
     #: A function row whose name is also the submodule defining it (``torch.nn.utils.weight_norm``): the names
     #: of that submodule that are not deprecated, so ``from OLD import name`` is not a use of the function.
     submodule_names_kept: tuple[str, ...] = ()
+    #: Names of that submodule that are not deprecated themselves but have deprecated attributes (``WeightNorm``,
+    #: whose static ``apply`` warns): (name, attributes) pairs; importing one is kept while the file never
+    #: reaches those attributes through it.
+    submodule_names_kept_unless: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def move_for(self, module: str) -> ModuleMove | None:
         """The new home of ``module`` (the row's module or one of its submodules), or None."""
@@ -107,6 +111,8 @@ def api_changes() -> tuple[ApiChange, ...]:
                 for move in row.get("module_move", ())),
             no_fix_with=tuple(row.get("no_fix_with", ())), silent=row.get("silent", False),
             submodule_names_kept=tuple(row.get("submodule_names_kept", ())),
+            submodule_names_kept_unless=tuple(
+                (name, tuple(attributes)) for name, attributes in row.get("submodule_names_kept_unless", {}).items()),
         ))
     return tuple(rows)
 

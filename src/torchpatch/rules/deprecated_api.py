@@ -13,7 +13,10 @@ class DeprecatedApi(TableRule):
     Flags uses and imports of deprecated PyTorch functions, classes and modules that still exist, as
     listed in the API table (`src/torchpatch/rules/data/api_changes.toml`). Assigning to the name
     (`torch.distributed.reduce_scatter_tensor = wrapper`, a patch) or deleting it is not a use and is
-    not reported.
+    not reported. Importing from `torch.nn.utils.weight_norm` (the submodule that shares the deprecated
+    function's name) is reported only for names that carry the deprecation: `remove_weight_norm` never
+    does, and `WeightNorm` only through its static `apply` (its constructor and `compute_weight` do not
+    warn in 2.4-2.15), so an import whose uses cannot reach `apply` is not reported.
 
     ## Why is this bad?
     Deprecated names warn at run time and are removed in a later release; their replacements are
