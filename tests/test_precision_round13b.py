@@ -95,3 +95,28 @@ def test_export_keeps_its_message(lint):
     assert len(found) == 1
     assert "your minimum is 2.4, where it is strict" in found[0].message
     assert "2.4–2.7" in found[0].fix.message
+
+
+# -- TP100: a TorchFix code that torchpatch does not need may still be TorchFix's ----------------------
+# (tensordict's tests: ``try: from torch import vmap`` / ``except ImportError: from functorch import vmap
+# # noqa: TOR103``, and setup.cfg configures TorchFix codes for flake8. torchpatch's guards accept the
+# fallback, so TP100 called the code unused and its *safe* fix removed it; flake8 with TorchFix 0.7.0 then
+# reports TOR103 on that line.)
+
+_TORCHFIX_FALLBACK = ("try:\n    from torch import vmap\nexcept ImportError:\n"
+                      "    from functorch import vmap  # noqa: TOR103\n")
+
+
+def test_an_unused_torchfix_code_is_reported_with_an_unsafe_fix_only(lint):
+    found = findings_of(lint, _TORCHFIX_FALLBACK, "TP100", target="2.15", min_torch="2.4", select=["ALL"])
+    assert len(found) == 1
+    assert "TorchFix" in found[0].message
+    assert found[0].fix is not None and found[0].fix.applicability == "unsafe"
+    assert lint(_TORCHFIX_FALLBACK, fix=True, target="2.15", min_torch="2.4", select=["ALL"]).fixed_text in (
+        None, _TORCHFIX_FALLBACK)
+
+
+def test_an_unused_torchpatch_code_keeps_its_safe_fix(lint):
+    found = findings_of(lint, "import torch\nx = torch.zeros(1)  # noqa: TP301\n", "TP100",
+                        target="2.15", min_torch="2.4", select=["ALL"])
+    assert len(found) == 1 and found[0].fix.applicability == "safe" and "TorchFix" not in found[0].message

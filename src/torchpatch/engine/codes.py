@@ -55,7 +55,10 @@ UNUSED_NOQA = EngineCode(
     why=("A stale suppression hides the next real finding on that line, and tells a reader the line needs one."),
     example="import torch\n\nx = torch.ones(3)  # noqa: TP301",
     fix_safety=("The fix is safe (`--fix`): it removes the unused codes from the directive, or the whole comment "
-                "when no code is left and the comment says nothing else (a comment with more text gets no fix)."),
+                "when no code is left and the comment says nothing else (a comment with more text gets no fix). "
+                "Removing a TorchFix `TORxxx` code is unsafe (`--unsafe-fixes`): TorchFix reads the same codes with "
+                "its own analysis and may still report the line (it does not accept the `try`/`except ImportError` "
+                "fallbacks that torchpatch does)."),
 )
 
 ENGINE_CODES: dict[str, EngineCode] = {entry.code: entry for entry in (FILE_NOT_CHECKED, UNUSED_NOQA)}
