@@ -56,8 +56,9 @@ UNUSED_NOQA = EngineCode(
     example="import torch\n\nx = torch.ones(3)  # noqa: TP301",
     fix_safety=("The fix is safe (`--fix`): it removes the unused codes from the directive, or the whole comment "
                 "when no code is left and the comment says nothing else (a comment with more text gets no fix). "
-                "Removing a TorchFix `TORxxx` code is unsafe: TorchFix's rules cover functions torchpatch maps to "
-                "none of its rules, so TorchFix, if you also run it, may still need the code."),
+                "Removing a TorchFix `TORxxx` code is unsafe (`--unsafe-fixes`): TorchFix reads the same codes with "
+                "its own analysis, which covers functions torchpatch maps to none of its rules and does not accept "
+                "the `try`/`except ImportError` fallbacks that torchpatch does, so it may still report the line."),
 )
 
 ENGINE_CODES: dict[str, EngineCode] = {entry.code: entry for entry in (FILE_NOT_CHECKED, UNUSED_NOQA)}

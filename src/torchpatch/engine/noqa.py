@@ -118,10 +118,14 @@ def unused_noqa(text: str, raw: list[Diagnostic], enabled: frozenset[str]) -> li
                 continue
             start = locator.offset(row, column) + match.start()
             end = locator.offset(row, column) + match.end()
-            found.append(Diagnostic(
-                code="TP100", name="unused-noqa",
-                message=f"Unused `noqa` directive (unused: {', '.join(f'`{c}`' for c in unused)})",
-                start=start, end=end, fix=_unused_noqa_fix(text, locator, row, token, match, codes, unused)))
+            message = f"Unused `noqa` directive (unused: {', '.join(f'`{c}`' for c in unused)})"
+            fix = _unused_noqa_fix(text, locator, row, token, match, codes, unused)
+            if any(code.startswith("TOR") for code in unused):
+                # TorchFix reads the same codes with its own analysis (it reports ``from functorch import vmap``
+                # in the ``except ImportError`` fallback that torchpatch's guards accept): removing the code is
+                # safe for torchpatch only.
+                message += "; TorchFix, which reads the same `TOR` codes, may still report this line"
+            found.append(Diagnostic(code="TP100", name="unused-noqa", message=message, start=start, end=end, fix=fix))
     return found
 
 

@@ -11,6 +11,10 @@ from torchpatch.versions import v
 #: torch/export/__init__.py): a call passing one only runs where ``strict=False`` is the default.
 _KEYWORDS_SINCE_2_9 = ("prefer_deferred_runtime_asserts_over_guards",)
 
+#: The first release of each function, from the wheels' torch/export/__init__.py: 2.4.1 has no
+#: ``export_for_training`` (2.5.1 adds it with ``strict: bool = True``); ``export`` predates the floor.
+_FIRST_RELEASE = {"export": v("2.4"), "export_for_training": v("2.5")}
+
 
 class ExportStrictDefault(Rule):
     """
@@ -25,7 +29,8 @@ class ExportStrictDefault(Rule):
     capture; non-strict mode runs the Python code for real with fake tensors and records the
     tensor operations, so Python-level values (globals, attributes, non-tensor inputs) are burned
     into the graph as constants without an error. The same call can therefore export a
-    different graph, or fail, depending on the installed release.
+    different graph, or fail, depending on the installed release. `torch.export.export_for_training`
+    (2.5–2.10) changed the same way: `strict: bool = True` in 2.5–2.7, `False` in 2.8–2.10.
 
     The fix adds `strict=True`, which keeps the tracing your code got on 2.4–2.7 on every
     release (the keyword exists since 2.4). It is unsafe: on 2.8+ it opts out of the new
@@ -81,8 +86,14 @@ class ExportStrictDefault(Rule):
         if any(keyword(call, name) is not None for name in _KEYWORDS_SINCE_2_9):
             return  # the call cannot run before 2.9, where non-strict is already the default
         function = qualname.rpartition(".")[2]
+        first = _FIRST_RELEASE[function]
         message = (f"`torch.export.{function}` without `strict=`: the default became `strict=False` (non-strict tracing) "
-                   f"in PyTorch {self.changed_in}; your minimum is {ctx.min_torch}, where it is strict")
-        fix = Fix(message="Pass `strict=True` to keep the 2.4–2.7 tracing (or `strict=False` for the 2.8+ one)",
+                   f"in PyTorch {self.changed_in}; ")
+        if ctx.min_torch < first:
+            message += f"it is strict from its first release, {first}, to 2.7 (your minimum is {ctx.min_torch})"
+        else:
+            message += f"your minimum is {ctx.min_torch}, where it is strict"
+        strict_from = max(first, ctx.min_torch)
+        fix = Fix(message=f"Pass `strict=True` to keep the {strict_from}–2.7 tracing (or `strict=False` for the 2.8+ one)",
                   edits=[add_keyword(ctx, call, "strict=True")], applicability=UNSAFE)
         yield ctx.diagnostic(call.func, message, fix)

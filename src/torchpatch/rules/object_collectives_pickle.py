@@ -27,7 +27,10 @@ class ObjectCollectivesPickle(Rule):
     `all_gather_object`, `gather_object`, `scatter_object_list`, `send_object_list`,
     `recv_object_list`) called without `weights_only=`. A call that only sends (`send_object_list`,
     or `gather_object` without an `object_gather_list`, which only a non-destination rank can make)
-    is reported too, since every rank must pass the same value, with a message that says so.
+    is reported too, since every rank must pass the same value, with a message that says so; so is
+    a `broadcast_object_list` or `scatter_object_list` in the source rank's own branch
+    (`if rank == src:` with `rank = dist.get_rank(...)`, or `if dist.get_rank() == src:`), which
+    sends what the other ranks unpickle.
 
     ## Why is this bad?
     These functions pickle Python objects on one rank and unpickle them on the others with the
@@ -97,6 +100,11 @@ class ObjectCollectivesPickle(Rule):
                        f"unpickles what it sends with full `pickle`, and `weights_only=True` works only when every "
                        f"rank passes it; PyTorch {self.changed_in} added `weights_only=` (default `False`; `True` on "
                        f"every rank loads only tensors and allowlisted types)")
+        elif _in_source_branch(ctx, function, call):
+            message = (f"`{function}` without `weights_only=`: this call is in the source rank's branch, and the other "
+                       f"ranks unpickle what it sends with full `pickle`; `weights_only=True` works only when every "
+                       f"rank passes it; PyTorch {self.changed_in} added `weights_only=` (default `False`; `True` on "
+                       f"every rank loads only tensors and allowlisted types)")
         else:
             message = (f"`{function}` without `weights_only=` unpickles objects from other ranks with full `pickle` "
                        f"(code execution if a peer is compromised); PyTorch {self.changed_in} added `weights_only=` "
@@ -120,3 +128,55 @@ def _only_sends(function: str, call: ast.Call) -> bool:
         return False
     found = argument(call, "object_gather_list", 1)
     return found is None or (type(found[1]) is ast.Constant and found[1].value is None)
+
+
+def _in_source_branch(ctx, function: str, call: ast.Call) -> bool:
+    """A ``broadcast_object_list`` / ``scatter_object_list`` in the body of ``if <rank> == <src>:``, where
+    ``<src>`` is the call's own ``src`` argument and ``<rank>`` a ``torch.distributed.get_rank(...)`` call or a
+    name the enclosing function binds only to one. In the 2.4.1 and 2.15.0 wheels the source rank of
+    ``broadcast_object_list`` unpickles nothing, and that of ``scatter_object_list`` only its own share."""
+    if function not in ("broadcast_object_list", "scatter_object_list"):
+        return False
+    found = argument(call, "src", 1 if function == "broadcast_object_list" else 2)
+    if found is None:
+        return False
+    source = ast.dump(found[1])
+    node, parent = call, ctx.parent_of(call)
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                                          ast.ClassDef, ast.Module)):
+        if type(parent) is ast.If and node in parent.body:
+            test = parent.test
+            if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.Eq:
+                sides = (test.left, test.comparators[0])
+                for this, other in (sides, sides[::-1]):
+                    if ast.dump(this) == source and _is_rank(ctx, other, parent):
+                        return True
+        node, parent = parent, ctx.parent_of(parent)
+    return False
+
+
+def _is_rank(ctx, expression: ast.expr, where: ast.AST) -> bool:
+    """``expression`` is this process's rank: a ``get_rank`` call of torch.distributed, or a local name
+    whose every binding in the enclosing function is one."""
+    if type(expression) is ast.Call:
+        return ctx.resolves_to(expression.func) in _GET_RANK
+    if type(expression) is not ast.Name:
+        return False
+    function = where
+    while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        function = ctx.parent_of(function)
+    if function is None or any(parameter.arg == expression.id for parameter in ast.walk(function.args)
+                               if type(parameter) is ast.arg):
+        return False
+    values = []
+    for node in ast.walk(function):
+        if type(node) is ast.Name and node.id == expression.id and type(node.ctx) is not ast.Load:
+            parent = ctx.parent_of(node)
+            if type(parent) is not ast.Assign or parent.targets != [node]:
+                return False
+            values.append(parent.value)
+    return bool(values) and all(type(value) is ast.Call and ctx.resolves_to(value.func) in _GET_RANK
+                                for value in values)
+
+
+_GET_RANK = frozenset(f"{module}.get_rank" for module in _MODULES)
