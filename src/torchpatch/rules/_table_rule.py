@@ -39,7 +39,16 @@ class TableRule(Rule):
         if _absence_tolerated(ctx, reference, row) or (
                 row.removed_in is not None and self._needs_a_module_removed_by_then(ctx, reference, row)):
             return
-        message = f"`{row.old}` is {row.phrase(ctx.target)}"
+        gone = _names_gone_from(ctx, reference, row)
+        if gone:
+            move, names = gone
+            kept = ", ".join(f"`{name}`" for name in sorted(move.names))
+            missing = ", ".join(f"`{name}`" for name in names)
+            # Not a silent re-export for these names: the old submodule lost them, so the import fails.
+            message = (f"`{move.old}` keeps only {kept} from PyTorch {move.others_fail_from}: importing {missing} "
+                       f"from it raises ImportError there")
+        else:
+            message = f"`{row.old}` is {row.phrase(ctx.target)}"
         if row.new:
             message += f"; use `{row.new}`"
         if row.note:
@@ -251,6 +260,19 @@ def _flag_values(statements: list[ast.stmt], flag: str) -> list[bool]:
             value = statement.value
             values.append(value.value if type(value) is ast.Constant and type(value.value) is bool else None)
     return values
+
+
+def _names_gone_from(ctx, reference, row: ApiChange):
+    """``from OLD.sub import name``, where ``sub`` holds only some names from a release up to the target: the move
+    and the imported names it lacks (they raise ImportError there), or None."""
+    if reference.module_node is None:
+        return None
+    statement = reference.statement
+    move = row.move_for(statement.module) if statement.level == 0 else None
+    if move is None or move.others_fail_from is None or move.names is None or move.others_fail_from > ctx.target:
+        return None
+    missing = [alias.name for alias in statement.names if alias.name != "*" and alias.name not in move.names]
+    return (move, missing) if missing else None
 
 
 def _target_move(reference, row: ApiChange):

@@ -32,6 +32,9 @@ class ModuleMove:
     #: The oldest release that has ``new`` when it is older than the row's ``replacement_since``
     #: (``torch.distributed.device_mesh`` is in 2.4, ``torch.distributed.tensor`` only from 2.5).
     since: Version | None = None
+    #: The release from which ``old`` holds only ``names``: importing any other name from it raises ImportError
+    #: there (2.6's ``torch.distributed._composable.fsdp.fully_shard`` keeps four re-exports).
+    others_fail_from: Version | None = None
 
     def has_all(self, names) -> bool:
         return self.names is None or all(name in self.names for name in names)
@@ -107,7 +110,7 @@ def api_changes() -> tuple[ApiChange, ...]:
             new_module=row.get("new_module"), example=row.get("example"), fixed=row.get("fixed"),
             module_moves=tuple(
                 ModuleMove(move["old"], move["new"], frozenset(move["names"]) if "names" in move else None,
-                           _version(move.get("since")))
+                           _version(move.get("since")), _version(move.get("others_fail_from")))
                 for move in row.get("module_move", ())),
             no_fix_with=tuple(row.get("no_fix_with", ())), silent=row.get("silent", False),
             submodule_names_kept=tuple(row.get("submodule_names_kept", ())),
