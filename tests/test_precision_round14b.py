@@ -91,7 +91,7 @@ def test_b_autocast_fix_keeps_a_module_scriptable_with_the_same_output(lint, tmp
         warnings.simplefilter("ignore")
         expected = torch.jit.script(original.Model())(x)
         got = torch.jit.script(fixed.Model())(x)
-    assert torch.equal(fixed.Model()(x), original.Model()(x))
+        assert torch.equal(fixed.Model()(x), original.Model()(x))
     assert torch.equal(got, expected)
 
 
