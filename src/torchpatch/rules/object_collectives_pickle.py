@@ -95,16 +95,15 @@ class ObjectCollectivesPickle(Rule):
         if any(isinstance(argument, ast.Starred) for argument in call.args) \
                 or len(call.args) > WEIGHTS_ONLY_POSITION[function]:
             return  # passed positionally (or maybe, through *args)
+        # What every rank must do, whichever side of the exchange this call is.
+        together = (f"`weights_only=True` works only when every rank passes it; PyTorch {self.changed_in} added "
+                    f"`weights_only=` (default `False`; `True` on every rank loads only tensors and allowlisted types)")
         if _only_sends(function, call):
             message = (f"`{function}` without `weights_only=`: this call only sends, but the destination rank "
-                       f"unpickles what it sends with full `pickle`, and `weights_only=True` works only when every "
-                       f"rank passes it; PyTorch {self.changed_in} added `weights_only=` (default `False`; `True` on "
-                       f"every rank loads only tensors and allowlisted types)")
+                       f"unpickles what it sends with full `pickle`, and {together}")
         elif _in_source_branch(ctx, function, call):
             message = (f"`{function}` without `weights_only=`: this call is in the source rank's branch, and the other "
-                       f"ranks unpickle what it sends with full `pickle`; `weights_only=True` works only when every "
-                       f"rank passes it; PyTorch {self.changed_in} added `weights_only=` (default `False`; `True` on "
-                       f"every rank loads only tensors and allowlisted types)")
+                       f"ranks unpickle what it sends with full `pickle`; {together}")
         else:
             message = (f"`{function}` without `weights_only=` unpickles objects from other ranks with full `pickle` "
                        f"(code execution if a peer is compromised); PyTorch {self.changed_in} added `weights_only=` "
