@@ -4,6 +4,8 @@
     python bench/cache_jobs_bench.py                  # whole corpus (2,730 files, 1.42 M lines)
     python bench/cache_jobs_bench.py --packages timm  # one package
     python bench/cache_jobs_bench.py --repeat 3 --markdown
+    python bench/cache_jobs_bench.py --cold-only --repeat 3         # the cold ratio alone, in CPU seconds
+    python bench/cache_jobs_bench.py --cold-only --instructions     # ... in instructions (valgrind; ~15 min)
 
 Rows, all on the same explicit sorted file list, each a fresh process measured with ``os.wait4`` (wall
 time, CPU time of the process and its children, peak RSS of the largest one):
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -103,6 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--cold-only", action="store_true",
                         help="only the ast.parse and cold -j 1 rows, run alternately --repeat times; the least CPU of each")
+    parser.add_argument("--instructions", action="store_true",
+                        help="with --cold-only: count the instructions of both rows under valgrind's callgrind instead "
+                             "of timing them (the same count whatever else the machine does; about 55x slower, both "
+                             "at once)")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.packages.split(",")] if args.packages else list(run_bench.PINNED)
     files = run_bench.corpus_files(names)
@@ -126,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(cache_dir, ignore_errors=True)
         timed("(filling the cache)", [*torchpatch, "--cache-dir", str(cache_dir), "-j", "1", *paths])
 
+    if args.cold_only and args.instructions:
+        return cold_instructions(names, files, lines, list_file, [*torchpatch, "--no-cache", "-j", "1", *paths], work)
     if args.cold_only:
         return cold_only(args, names, files, lines, list_file, [*torchpatch, "--no-cache", "-j", "1", *paths], work)
     machine_gain = calibrate()
@@ -204,6 +213,48 @@ def cold_only(args, names, files, lines, list_file: Path, cold_command: list[str
     print()
     print(f"cold -j 1 CPU / bare ast.parse CPU: {cold.cpu / floor.cpu:.2f}× (target ≤ 1.3×); "
           f"run by run: {', '.join(f'{r:.2f}' for r in pairs)}")
+    return 0
+
+
+def cold_instructions(names, files, lines, list_file: Path, cold_command: list[str], work: Path) -> int:
+    """The cold single-process ratio in instructions: both rows under ``valgrind --tool=callgrind`` at once.
+    Instructions are not seconds (a cache miss costs many), but the count is repeatable on a shared machine,
+    where CPU seconds of the same run vary by a third."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        print("valgrind is not on PATH (Debian: apt-get install valgrind)", file=sys.stderr)
+        return 2
+    rows = {"ast.parse": [sys.executable, "-c", run_bench.AST_LOOP, str(list_file)], "torchpatch cold -j 1": cold_command}
+    running = {}
+    for name, command in rows.items():
+        log = work / f"{len(running)}.log"
+        argv = [valgrind, "--tool=callgrind", f"--callgrind-out-file={work / f'{len(running)}.out'}", f"--log-file={log}",
+                *command]
+        running[name] = (subprocess.Popen(argv, cwd=run_bench.SOURCES_DIR, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                                          env=run_bench.TOOL_ENVIRONMENT), log)
+    counts = {}
+    for name, (process, log) in running.items():
+        process.wait()
+        found = re.search(r"Collected : (\d+)", log.read_text(encoding="utf-8", errors="replace"))
+        if process.returncode not in (0,) or found is None:
+            print(f"{name}: valgrind exited {process.returncode}; see {log}", file=sys.stderr)
+            return 1
+        counts[name] = int(found.group(1))
+        print(f"[bench] {name}: {counts[name]:,} instructions", file=sys.stderr, flush=True)
+    shutil.rmtree(work, ignore_errors=True)
+    floor = counts["ast.parse"]
+    print(run_bench.corpus_line(names, files, lines))
+    print(run_bench.torchpatch_line())
+    print(run_bench.machine_line())
+    print()
+    print("| run | instructions (callgrind) | × ast.parse |")
+    print("|---|---:|---:|")
+    for name, count in counts.items():
+        print(f"| {name} | {count:,} | {count / floor:.3f} |")
+    print()
+    print(f"cold -j 1 / bare ast.parse, instructions: {counts['torchpatch cold -j 1'] / floor:.3f}× "
+          "(the target, 1.3×, is in CPU time)")
     return 0
 
 

@@ -241,31 +241,36 @@ def module_definitions(module: ast.Module | ast.FunctionDef | ast.AsyncFunctionD
     and the names module-level imports bind."""
     definitions: dict[str, list[tuple[str, ast.expr]]] = {}
     imported: set[str] = set()
-
-    def visit(body: list[ast.stmt], where: str) -> None:
-        for statement in body:
-            kind = type(statement)
-            if kind is ast.Assign:
-                for target in statement.targets:
-                    if type(target) is ast.Name:
-                        definitions.setdefault(target.id, []).append((where, statement.value))
-            elif kind is ast.AnnAssign and type(statement.target) is ast.Name and statement.value is not None:
-                definitions.setdefault(statement.target.id, []).append((where, statement.value))
-            elif kind in (ast.Import, ast.ImportFrom):
-                for alias in statement.names:
-                    imported.add(alias.asname or alias.name.split(".")[0])
-            elif kind is ast.If:
-                visit(statement.body, "branch")
-                visit(statement.orelse, "branch")
-            elif kind is ast.Try or kind.__name__ == "TryStar":
-                visit(statement.body, "try" if where == "plain" else where)
-                for handler in statement.handlers:
-                    visit(handler.body, "fallback" if catches_missing_api(handler) else "branch")
-                visit(statement.orelse, "try" if where == "plain" else where)
-                visit(statement.finalbody, where)
-
-    visit(module.body, "plain")
+    _collect_definitions(module.body, "plain", definitions, imported)
     return definitions, frozenset(imported)
+
+
+def _collect_definitions(body: list[ast.stmt], where: str, definitions: dict[str, list[tuple[str, ast.expr]]],
+                         imported: set[str]) -> None:
+    """module_definitions' walk. A module-level function, not a closure: a closure that calls itself is a
+    reference cycle, which would keep ``definitions`` (and the syntax tree under its values) alive until the
+    cyclic collector runs."""
+    for statement in body:
+        kind = type(statement)
+        if kind is ast.Assign:
+            for target in statement.targets:
+                if type(target) is ast.Name:
+                    definitions.setdefault(target.id, []).append((where, statement.value))
+        elif kind is ast.AnnAssign and type(statement.target) is ast.Name and statement.value is not None:
+            definitions.setdefault(statement.target.id, []).append((where, statement.value))
+        elif kind in (ast.Import, ast.ImportFrom):
+            for alias in statement.names:
+                imported.add(alias.asname or alias.name.split(".")[0])
+        elif kind is ast.If:
+            _collect_definitions(statement.body, "branch", definitions, imported)
+            _collect_definitions(statement.orelse, "branch", definitions, imported)
+        elif kind is ast.Try or kind.__name__ == "TryStar":
+            _collect_definitions(statement.body, "try" if where == "plain" else where, definitions, imported)
+            for handler in statement.handlers:
+                _collect_definitions(handler.body, "fallback" if catches_missing_api(handler) else "branch",
+                                     definitions, imported)
+            _collect_definitions(statement.orelse, "try" if where == "plain" else where, definitions, imported)
+            _collect_definitions(statement.finalbody, where, definitions, imported)
 
 
 def old_branch(test: ast.expr, facts: GuardFacts | Callable[[ast.expr], bool]) -> str | None:

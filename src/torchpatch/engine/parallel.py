@@ -21,8 +21,9 @@ from torchpatch.engine.settings import Settings
 START_METHOD = "spawn"
 #: Fewer files than this per worker is not worth a worker's start-up (about 0.3 s to import torchpatch).
 MIN_FILES_PER_WORKER = 8
-#: A cyclic garbage collection every this many files (see ``_Job``).
-_GC_EVERY = 100
+#: A cyclic garbage collection once this many more objects that the collector tracks are alive than after the
+#: last one (see ``_Job``): gc.get_count()[0] counts allocations less deallocations while the collector is off.
+_GC_GROWTH = 100_000
 
 
 @dataclass(frozen=True)
@@ -47,9 +48,11 @@ def available_cores() -> int:
 class _Job:
     """The per-file work, the same in the main process (``-j 1``) and in each worker.
 
-    Cyclic GC is off while files are checked, with one collection every ``_GC_EVERY`` files: an AST is
-    freed by reference counting alone, but the collector, triggered by the allocations of parsing,
-    walks every live AST node again and again (a fifth of the run time on large trees).
+    Cyclic GC is off while files are checked: an AST is freed by reference counting alone, but the collector,
+    triggered by the allocations of parsing, walks every live AST node again and again (a fifth of the run
+    time on large trees). The per-file work makes no reference cycles of its own (none that holds a syntax
+    tree: guards._collect_definitions), so a collection runs only when the objects alive have grown by
+    ``_GC_GROWTH`` since the last one (a cycle made somewhere after all), not every so many files.
     """
 
     def __init__(self, settings: Sequence[Settings], mode: Mode, cached: dict[str, list] | None,
@@ -58,7 +61,9 @@ class _Job:
         self.mode = mode
         self.cached = cached
         self.keyed = keyed  # compute each file's cache key (the main process has a cache to fill)
-        self.count = 0
+        # The caller froze what its imports made: what survives each collection is frozen too, so that the
+        # next one walks only the objects made since.
+        self.refreeze = gc.get_freeze_count() > 0
 
     def cached_result(self, path: Path, settings: Settings) -> tuple[FileResult, str] | None:
         """The cached result of one file and its key, or None on a miss (or an unreadable file)."""
@@ -94,13 +99,9 @@ class _Job:
             key = result_cache.file_key(path, settings, data)
             if result_cache.cacheable(result):
                 entry = result_cache.to_entry(result)
-        self.count += 1
-        if self.count % _GC_EVERY == 0:
+        if gc.get_count()[0] > _GC_GROWTH:
             gc.collect()
-            if gc.get_freeze_count():
-                # The caller froze what its imports made; what survives a collection now (the API database and
-                # rule tables built on first use, the results so far) is frozen too, so that the next
-                # collections walk only the objects of the files checked since.
+            if self.refreeze:
                 gc.freeze()
         return result, key, entry, False
 
