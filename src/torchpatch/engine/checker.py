@@ -82,8 +82,7 @@ class Context:
     def parent_of(self, node: ast.AST) -> ast.AST | None:
         """The node that holds ``node`` (built on first use: only fixes that look around need it)."""
         if self._parents is None:
-            self._parents = {id(child): parent for parent in ast.walk(self.tree)
-                             for child in ast.iter_child_nodes(parent)}
+            self._parents = parent_links(self.tree)
         return self._parents.get(id(node))
 
     def attribute_uses(self, name: str) -> set[str] | None:
@@ -240,6 +239,36 @@ def _reachable(bound_module: str, module: str) -> bool:
     """Whether ``bound_module.x.y`` works for something defined in ``module``."""
     return module == bound_module or module.startswith(bound_module + ".") and (
         module in EAGER_SUBMODULES or bound_module == module)
+
+
+#: The fields that hold shared singleton nodes: expression contexts (``ctx``) and operators (``op``, ``ops``).
+_SHARED_NODE_FIELDS = frozenset({"ctx", "op", "ops"})
+
+
+def parent_links(tree: ast.AST) -> dict[int, ast.AST]:
+    """``id(child) -> parent`` for every node under ``tree``: what ``ast.walk`` with ``ast.iter_child_nodes``
+    gives, about four times faster (no generator per node; a file's whole tree is linked at once). Left out:
+    the contexts and operators (``Load()``, ``Add()``, ...), which ast.parse shares between all the nodes
+    that hold one, so that they have no one parent."""
+    parents: dict[int, ast.AST] = {}
+    stack = [tree]
+    pop, push = stack.pop, stack.append
+    node_type = ast.AST
+    while stack:
+        node = pop()
+        for field in node._fields:
+            if field in _SHARED_NODE_FIELDS:
+                continue
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        parents[id(item)] = node
+                        push(item)
+            elif isinstance(value, node_type):
+                parents[id(value)] = node
+                push(value)
+    return parents
 
 
 class RuleIndex:

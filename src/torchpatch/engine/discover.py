@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
-
-import pathspec
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from torchpatch.dependency_files import is_dependency_file
+
+if TYPE_CHECKING:
+    import pathspec
 
 SUFFIXES = frozenset({".py", ".pyi", ".ipynb"})
 DEFAULT_EXCLUDE = (
@@ -28,6 +29,8 @@ _GLOB_CHARS = re.compile(r"[*?\[\]!\\/]")
 
 
 def compile_patterns(patterns: Iterable[str]) -> pathspec.PathSpec:
+    import pathspec  # imported on first use: a tenth of the start-up of a run that needs no pattern
+
     return pathspec.PathSpec.from_lines("gitignore", [p for p in patterns if p.strip()])
 
 
@@ -37,17 +40,17 @@ class FileFilter:
 
     root: Path
     patterns: tuple[str, ...]
-    spec: pathspec.PathSpec = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.root = self.root.resolve()
-        self.spec = compile_patterns(self.patterns)
+        self._spec: pathspec.PathSpec | None = None
         # During a walk every folder above an entry was already matched (and an excluded one not entered),
         # so a plain name pattern (``build``, ``.venv``) only needs the entry's own name.
         plain = [p.strip() for p in self.patterns if p.strip() and not _GLOB_CHARS.search(p.strip().rstrip("/"))]
         self._names = frozenset(p for p in plain if not p.endswith("/"))
         self._folder_names = frozenset(p.rstrip("/") for p in plain if p.endswith("/"))
-        self._rest = compile_patterns([p for p in self.patterns if p.strip() and p.strip() not in plain])
+        self._rest_patterns = [p for p in self.patterns if p.strip() and p.strip() not in plain]
+        self._rest: pathspec.PathSpec | None = None
         self._root_prefix = self.root.as_posix().rstrip("/") + "/"
 
     def excludes_entry(self, name: str, located: str, is_dir: bool, base: str | None = None) -> bool:
@@ -55,8 +58,10 @@ class FileFilter:
         as text, and its folders are known not to be excluded."""
         if name in self._names or (is_dir and name in self._folder_names):
             return True
-        if not self._rest.patterns:
+        if not self._rest_patterns:
             return False
+        if self._rest is None:
+            self._rest = compile_patterns(self._rest_patterns)
         prefix = base.rstrip("/") + "/" if base is not None else self._root_prefix
         relative = located[len(prefix):] if located.startswith(prefix) else name
         return self._rest.match_file(relative + "/" if is_dir else relative)
@@ -67,7 +72,9 @@ class FileFilter:
         relative = _relative(path, base or self.root)
         if relative is None:
             relative = path.name  # outside the project: only name patterns can apply
-        return self.spec.match_file(relative + "/" if is_dir else relative)
+        if self._spec is None:
+            self._spec = compile_patterns(self.patterns)
+        return self._spec.match_file(relative + "/" if is_dir else relative)
 
 
 @dataclass
@@ -88,6 +95,8 @@ def _read_ignore_files(folder: Path) -> list[_IgnoreFile]:
             lines = candidate.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             continue
+        import pathspec
+
         found.append(_IgnoreFile(folder.resolve(), pathspec.GitIgnoreSpec.from_lines(lines)))
     return found
 

@@ -8,7 +8,6 @@ what ``-j 1`` prints.
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -232,6 +231,8 @@ def _results(tasks, settings_list, mode: Mode, workers: int, keyed: bool) -> Ite
             if was_enabled:
                 gc.enable()
         return
+    import multiprocessing  # only with workers: a tenth of start-up otherwise
+
     context = multiprocessing.get_context(START_METHOD)
     chunksize = max(1, min(8, len(tasks) // (workers * 32)))
     with context.Pool(workers, initializer=_init_worker, initargs=(settings_list, mode, keyed)) as pool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from torchpatch.engine.linter import FileResult
@@ -64,6 +63,8 @@ def write_fixed(result: FileResult) -> bool:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
+    import tempfile  # only when a file is written
+
     mode = path.stat().st_mode & 0o7777
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".torchpatch", dir=path.parent)
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import io
 import os
 import sys
@@ -421,6 +420,8 @@ def _print_stdin_fixed(result: FileResult, data: bytes) -> None:
 
 
 def _print_diffs(results: list[FileResult], out: TextIO) -> int:
+    import difflib  # only for --diff
+
     changed = 0
     for result in results:
         new = fixed_content(result)

@@ -1,0 +1,62 @@
+"""checker.parent_links gives what ast.walk with ast.iter_child_nodes gives, on real code of every shape."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from torchpatch.engine.checker import parent_links
+
+SHAPES = '''\
+import torch
+from torch import nn as n, cuda
+x: "int" = 1
+async def f(a, /, b=2, *c, d: int = 3, **e) -> None:
+    async with torch.autocast("cuda") as (p, q):
+        async for i in g():
+            yield [j async for j in h() if j]
+    match x:
+        case {"k": [1, *rest]} | Point(x=0) if rest:
+            pass
+        case _:
+            del x
+    try:
+        raise ValueError from None
+    except* (TypeError, ValueError) as err:
+        pass
+    lambda k=1, *a, **b: (k, a, b)
+    print(f"{x!r:>{10}}", *c, **e)
+    global y
+    return x[1:2, ::3] if a else {**e, 1: 2} or {1, 2}
+'''
+
+
+_SHARED = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+
+
+def _by_walk(tree: ast.AST) -> dict[int, ast.AST]:
+    """The links as parent_of built them before; less the shared contexts and operators, whose one "parent"
+    was whichever node ast.walk reached last."""
+    return {id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)
+            if not isinstance(child, _SHARED)}
+
+
+@pytest.mark.parametrize("path", sorted(p for p in (Path(__file__).parents[1] / "src" / "torchpatch" / "engine").glob("*.py")
+                                         if p.stat().st_size > 2000),
+                         ids=lambda p: p.name)
+def test_the_same_links_as_ast_walk_on_real_code(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    links = parent_links(tree)
+    assert links == _by_walk(tree) and len(links) > 100
+
+
+def test_the_same_links_on_every_kind_of_node() -> None:
+    tree = ast.parse(SHAPES)
+    links = parent_links(tree)
+    assert links == _by_walk(tree)
+    kinds = {type(node).__name__ for node in ast.walk(tree)}
+    assert {"MatchMapping", "TryStar", "JoinedStr", "comprehension", "arguments", "withitem"} <= kinds
+    load = next(node.ctx for node in ast.walk(tree) if type(node) is ast.Name)
+    assert id(load) not in links  # one Load() for every Name that reads
