@@ -51,13 +51,15 @@ def run_json(capsys, *args: str) -> tuple[int, list[dict]]:
 
 def test_jobs_give_the_same_results_as_one_process(tree, capsys, monkeypatch):
     methods = []
-    real_get_context = parallel.multiprocessing.get_context
+    import multiprocessing
+
+    real_get_context = multiprocessing.get_context
 
     def spy(method):
         methods.append(method)
         return real_get_context(method)
 
-    monkeypatch.setattr(parallel.multiprocessing, "get_context", spy)
+    monkeypatch.setattr(multiprocessing, "get_context", spy)
     one = run_json(capsys, "--no-cache", "-j", "1")
     assert methods == []
     two = run_json(capsys, "--no-cache", "-j", "2")
