@@ -160,10 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     cold = by_name["torchpatch cold -j 1"]
     table = [(r.name, f"{r.wall:.2f}", f"{r.cpu:.2f}", f"{r.rss_mb:.0f}", f"{r.cpu / floor.cpu:.2f}",
               f"{r.wall / cold.wall:.2f}") for r in rows]
-    print(run_bench.corpus_line(names, files, lines))
-    print(run_bench.torchpatch_line())
-    print(run_bench.machine_line())
-    print()
+    _print_setting(names, files, lines)
     if args.markdown:
         print("| " + " | ".join(header) + " |")
         print("|---|" + "---:|" * (len(header) - 1))
@@ -200,10 +197,7 @@ def cold_only(args, names, files, lines, list_file: Path, cold_command: list[str
         colds.append(timed("torchpatch cold -j 1", cold_command))
     shutil.rmtree(work, ignore_errors=True)
     floor, cold = min(floors, key=lambda t: t.cpu), min(colds, key=lambda t: t.cpu)
-    print(run_bench.corpus_line(names, files, lines))
-    print(run_bench.torchpatch_line())
-    print(run_bench.machine_line())
-    print()
+    _print_setting(names, files, lines)
     print("| run | runs | least CPU s | CPU s of each run | peak RSS MB | CPU × ast.parse |")
     print("|---|---:|---:|---|---:|---:|")
     for row, runs in ((floor, floors), (cold, colds)):
@@ -214,6 +208,14 @@ def cold_only(args, names, files, lines, list_file: Path, cold_command: list[str
     print(f"cold -j 1 CPU / bare ast.parse CPU: {cold.cpu / floor.cpu:.2f}× (target ≤ 1.3×); "
           f"run by run: {', '.join(f'{r:.2f}' for r in pairs)}")
     return 0
+
+
+def _print_setting(names, files, lines) -> None:
+    """The corpus, the commit and the machine, above a table."""
+    print(run_bench.corpus_line(names, files, lines))
+    print(run_bench.torchpatch_line())
+    print(run_bench.machine_line())
+    print()
 
 
 def cold_instructions(names, files, lines, list_file: Path, cold_command: list[str], work: Path) -> int:
@@ -238,17 +240,14 @@ def cold_instructions(names, files, lines, list_file: Path, cold_command: list[s
     for name, (process, log) in running.items():
         process.wait()
         found = re.search(r"Collected : (\d+)", log.read_text(encoding="utf-8", errors="replace"))
-        if process.returncode not in (0,) or found is None:
+        if process.returncode != 0 or found is None:
             print(f"{name}: valgrind exited {process.returncode}; see {log}", file=sys.stderr)
             return 1
         counts[name] = int(found.group(1))
         print(f"[bench] {name}: {counts[name]:,} instructions", file=sys.stderr, flush=True)
     shutil.rmtree(work, ignore_errors=True)
     floor = counts["ast.parse"]
-    print(run_bench.corpus_line(names, files, lines))
-    print(run_bench.torchpatch_line())
-    print(run_bench.machine_line())
-    print()
+    _print_setting(names, files, lines)
     print("| run | instructions (callgrind) | × ast.parse |")
     print("|---|---:|---:|")
     for name, count in counts.items():
