@@ -119,24 +119,23 @@ def unused_noqa(text: str, raw: list[Diagnostic], enabled: frozenset[str]) -> li
             start = locator.offset(row, column) + match.start()
             end = locator.offset(row, column) + match.end()
             message = f"Unused `noqa` directive (unused: {', '.join(f'`{c}`' for c in unused)})"
-            fix = _unused_noqa_fix(text, locator, row, token, match, codes, unused)
-            if any(code.startswith("TOR") for code in unused):
-                # TorchFix reads the same codes with its own analysis (it reports ``from functorch import vmap``
-                # in the ``except ImportError`` fallback that torchpatch's guards accept): removing the code is
-                # safe for torchpatch only.
+            # TorchFix reads the same codes with its own analysis: its TOR101/TOR201 cover functions torchpatch maps
+            # to no rule, and it reports ``from functorch import vmap`` in the ``except ImportError`` fallback that
+            # torchpatch's guards accept (TorchRL), so removing a TOR code is safe for torchpatch only.
+            torchfix_code = any(code.startswith("TOR") for code in unused)
+            if torchfix_code:
                 message += "; TorchFix, which reads the same `TOR` codes, may still report this line"
+            fix = _unused_noqa_fix(text, locator, row, token, match, codes, unused, torchfix_code)
             found.append(Diagnostic(code="TP100", name="unused-noqa", message=message, start=start, end=end, fix=fix))
     return found
 
 
 def _unused_noqa_fix(text: str, locator: Locator, row: int, token, match, codes: list[str],
-                     unused: list[str]) -> Fix | None:
+                     unused: list[str], torchfix_code: bool) -> Fix | None:
     comment_start = locator.offset(row, token.start[1])
     kept = [code for code in codes if code not in unused]
-    # A TorchFix code is TorchFix's directive too: its TOR101/TOR201 cover functions torchpatch maps to no rule
-    # (TorchRL's `# noqa: TOR101` on a functorch.vmap fallback), so TorchFix may still need it.
     applicability, note = SAFE, ""
-    if any(code.startswith("TOR") for code in unused):
+    if torchfix_code:
         applicability, note = UNSAFE, " (unsafe: TorchFix, if you also run it, may still need its `TOR` code here)"
     if kept:
         codes_start = comment_start + match.start("codes")

@@ -231,7 +231,7 @@ def _results(tasks, settings_list, mode: Mode, workers: int, keyed: bool) -> Ite
             if was_enabled:
                 gc.enable()
         return
-    import multiprocessing  # only with workers: a tenth of start-up otherwise
+    import multiprocessing  # only with workers (about 10 ms of a one-process start-up otherwise)
 
     context = multiprocessing.get_context(START_METHOD)
     chunksize = max(1, min(8, len(tasks) // (workers * 32)))

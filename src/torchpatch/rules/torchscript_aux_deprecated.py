@@ -33,7 +33,8 @@ class TorchscriptAuxDeprecated(Rule):
     `DeprecationWarning` such as "`torch.jit.fork` is deprecated. Please use `torch.compile`
     instead." From 2.14 it is a `FutureWarning`, which Python shows by default, for all of them
     but `set_fusion_strategy` (still a `DeprecationWarning` in 2.15). They only make sense for
-    scripted modules, and TorchScript itself is deprecated (see TP210). There is no mechanical replacement: `torch.compile` optimizes and fuses a model in
+    scripted modules, and TorchScript itself is deprecated (see TP210). There is no mechanical
+    replacement: `torch.compile` optimizes and fuses a model in
     process (freezing is `torch._inductor.config.freezing = True`), `torch.export` with AOTInductor
     covers deployment, and inter-op parallelism needs threads or `torch.futures`.
     """
