@@ -28,6 +28,9 @@ class Invalid:
     min_torch: str | None = None  # the oldest release this example must support (affects fix safety)
     target_torch: str | None = None
     filename: str | None = None  # for examples that are not Python: requirements.txt, pyproject.toml
+    #: Torch as the oracle: a regular expression that a warning (or the error) torch emits when this example
+    #: runs on CPU under the tests' torch must match (tests/test_torch_oracle.py runs it). None: not runnable.
+    torch_warns: str | None = None
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,9 @@ class Valid:
     min_torch: str | None = None
     target_torch: str | None = None
     filename: str | None = None
+    #: The example runs on CPU under the tests' torch without any deprecation or behaviour-change warning
+    #: (tests/test_torch_oracle.py runs it).
+    torch_runs_clean: bool = False
 
 
 def example_filename(example: "str | Valid | Invalid") -> str:

@@ -69,6 +69,8 @@ class TensorStorageMethod(Rule):
         Invalid("import torch\nif tensor.storage().device.type == \"cuda\":\n    pass\n",
                 fixed="import torch\nif tensor.untyped_storage().device.type == \"cuda\":\n    pass\n"),
         Invalid("import torch\nelements = len(weight.storage())\n"),
+        Invalid("import torch\nweight = torch.ones(3)\nelements = len(weight.storage())\n",
+                torch_warns="TypedStorage is deprecated"),
         Invalid("import torch\nfirst = self.weight.storage()[0]\n"),
     ]
 
