@@ -19,10 +19,35 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10
     import tomli as tomllib
 
-KNOWN_KEYS = {
-    "select": list, "extend-select": list, "ignore": list, "exclude": list, "extend-exclude": list,
-    "per-file-ignores": dict, "target-torch": str, "min-torch": str,
-}
+@dataclass(frozen=True)
+class Setting:
+    """One configuration key, as `[tool.torchpatch]` and torchpatch.toml take it (the settings reference is
+    generated from these)."""
+
+    name: str
+    kind: type  # list, str or dict: the TOML value's type
+    default: str  # as the reference states it
+    description: str
+    example: str  # a TOML value
+
+
+SETTINGS = (
+    Setting("select", list, '["default"]', "Rule codes or prefixes to report (`ALL` for every rule, the opt-in "
+            "ones included); replaces the default selection.", '["TP1", "TP301"]'),
+    Setting("extend-select", list, "[]", "Codes or prefixes reported on top of the selection (opt-in rules).",
+            '["TP9"]'),
+    Setting("ignore", list, "[]", "Codes or prefixes never reported.", '["TP501"]'),
+    Setting("exclude", list, "the default excludes (.git, .venv, build, ...)",
+            "Files and folders not checked (gitignore patterns); replaces the default excludes.", '["vendor/"]'),
+    Setting("extend-exclude", list, "[]", "Files and folders not checked, on top of the default excludes.",
+            '["third_party/", "*_pb2.py"]'),
+    Setting("per-file-ignores", dict, "{}", "Codes ignored in the files that match each pattern.",
+            '{"tests/*" = ["TP301"]}'),
+    Setting("target-torch", str, "the newest release torchpatch knows", "The release the code moves to.", '"2.11"'),
+    Setting("min-torch", str, "read from the project's torch pins, else 2.4",
+            "The oldest release the code must still run on (decides which fixes are safe).", '"2.6"'),
+)
+KNOWN_KEYS = {setting.name: setting.kind for setting in SETTINGS}
 
 
 class ConfigError(ValueError):
