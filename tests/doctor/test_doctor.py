@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -74,7 +75,7 @@ def test_full_report_shows_the_fix() -> None:
     text = render_full(env, diagnose(env))
     assert "DR030 error" in text
     assert (
-        "fix: pip uninstall -y torch && pip install torch==2.12.1 --index-url https://download.pytorch.org/whl/cu126"
+        "fix: pip uninstall -y torch && pip install 'torch==2.12.1' --index-url https://download.pytorch.org/whl/cu126"
         in text
     )
     assert "1 problem(s) found." in text
@@ -87,7 +88,7 @@ def test_planning_volta_driver_535_python_312_torch_211(capsys: pytest.CaptureFi
     )
     plan = json.loads(out)["plan"]
     assert code == 0
-    assert plan["command"] == "pip install torch==2.11.0 --index-url https://download.pytorch.org/whl/cu126"
+    assert plan["command"] == "pip install 'torch==2.11.0' --index-url https://download.pytorch.org/whl/cu126"
     assert plan["driver_mode"] == "minor-compat"
     assert any("560.35.05" in note for note in plan["notes"])
 
@@ -98,27 +99,27 @@ def test_planning_volta_driver_535_python_312_torch_211(capsys: pytest.CaptureFi
         # Ampere with a CUDA 13 driver: the PyPI default cu130 of 2.13.
         (
             ["--gpu", "8.0", "--driver", "580.95.05", "--python", "3.12", "--target-torch", "2.13"],
-            "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu130",
+            "pip install 'torch==2.13.0' --index-url https://download.pytorch.org/whl/cu130",
         ),
         # RTX 5090 (sm_120) in 2.7: only the cu128 build has Blackwell kernels.
         (
             ["--gpu", "sm_120", "--driver", "575.57.08", "--target-torch", "2.7"],
-            "pip install torch==2.7.1 --index-url https://download.pytorch.org/whl/cu128",
+            "pip install 'torch==2.7.1' --index-url https://download.pytorch.org/whl/cu128",
         ),
         # A driver from the CUDA 11 era: only cu118 runs, and 2.7 is the last release with it.
         (
             ["--gpu", "8.6", "--driver", "470.82.01"],
-            "pip install torch==2.7.1 --index-url https://download.pytorch.org/whl/cu118",
+            "pip install 'torch==2.7.1' --index-url https://download.pytorch.org/whl/cu118",
         ),
         # No GPU: the CPU build of the newest release for Python 3.11.
         (
             ["--gpu", "none", "--python", "3.11"],
-            "pip install torch==2.15.0 --index-url https://download.pytorch.org/whl/cpu",
+            "pip install 'torch==2.15.0' --index-url https://download.pytorch.org/whl/cpu",
         ),
         # An exact patch release is kept.
         (
             ["--gpu", "sm_90", "--driver", "580.95.05", "--target-torch", "2.12.0"],
-            "pip install torch==2.12.0 --index-url https://download.pytorch.org/whl/cu130",
+            "pip install 'torch==2.12.0' --index-url https://download.pytorch.org/whl/cu130",
         ),
     ],
     ids=["ampere-213", "blackwell-27-cu128", "driver-470", "cpu-only", "exact-patch"],
@@ -139,7 +140,7 @@ def test_planning_no_build_fits_the_target(capsys: pytest.CaptureFixture[str]) -
     [finding] = report["findings"]
     assert finding["code"] == "DR060"
     assert "cu132 has no kernels for sm_70" in finding["message"]
-    assert finding["fix"] == "pip install torch==2.14.1 --index-url https://download.pytorch.org/whl/cu126"
+    assert finding["fix"] == "pip install 'torch==2.14.1' --index-url https://download.pytorch.org/whl/cu126"
 
 
 def test_planning_nothing_fits_at_all(capsys: pytest.CaptureFixture[str]) -> None:
@@ -402,7 +403,7 @@ def test_old_glibc_rules_out_manylinux_2_28(capsys: pytest.CaptureFixture[str]) 
     assert code == 1
     assert "cu126 is manylinux_2_28_x86_64: it needs glibc >= 2.28, this system has 2.17" in finding["message"]
     # 2.6.0 cu124 (manylinux1 file name) is the newest wheel CentOS 7 can install; its cu126 build is 2_28.
-    assert finding["fix"] == "pip install torch==2.6.0 --index-url https://download.pytorch.org/whl/cu124"
+    assert finding["fix"] == "pip install 'torch==2.6.0' --index-url https://download.pytorch.org/whl/cu124"
 
 
 # --- issue 14: one plan, builds that exist, drivers that drive, breakages reported ------------------
@@ -558,16 +559,18 @@ def test_every_fix_in_one_run_is_the_plan_or_part_of_it() -> None:
     )
     diagnosis = diagnose(env)
     plan = diagnosis.plan
-    assert plan is not None and (plan.choice.version, plan.choice.build.tag) == ("2.14.1", "cu126")
-    expected = "pip install torch==2.14.1 torchvision==0.29.* torchaudio==2.11.* --index-url https://download.pytorch.org/whl/cu126"
+    # 2.5.1 has advisories: the nearest release without one (2.10) whose build runs as well as the newest's.
+    assert plan is not None and (plan.choice.version, plan.choice.build.tag) == ("2.10.0", "cu128")
+    expected = "pip install 'torch==2.10.0' 'torchvision==0.25.*' 'torchaudio==2.10.*' --index-url https://download.pytorch.org/whl/cu128"
     assert diagnosis.plan_command == expected
     fixes = {finding.fix for finding in diagnosis.findings if finding.fix}
     assert fixes == {expected}
 
 
-def test_dr040_and_dr052_agree_on_the_companion() -> None:
+def test_dr040_and_dr052_on_one_companion_are_one_finding() -> None:
     # torchvision 0.23.0 (built for torch 2.8, links CUDA 12) under torch 2.13.0+cpu: DR040 and DR052 give
-    # the same command, the torchvision of the matrix from the CPU index, not 0.23.0 again.
+    # the same command, the torchvision of the matrix from the CPU index, not 0.23.0 again, so they are one
+    # finding (DR040) that names the other in a note.
     recording = json.loads((RECORDINGS / "companion-links-other-cuda.json").read_text(encoding="utf-8"))
     recording["torch_probe"].update(version="2.13.0+cpu", cuda=None, arch_flags=None, devices=[])
     recording["nvidia_smi"] = ""
@@ -578,8 +581,9 @@ def test_dr040_and_dr052_agree_on_the_companion() -> None:
     recording["extensions"][0].update(version="0.23.0", needed=["libc10.so", "libcudart.so.12"])
     env = probes.recorded_environment(recording)
     by_code = {finding.code: finding for finding in diagnose(env).findings}
-    command = "pip install torchvision==0.28.* --index-url https://download.pytorch.org/whl/cpu"
-    assert by_code["DR040"].fix == by_code["DR052"].fix == command
+    command = "pip install 'torchvision==0.28.*' --index-url https://download.pytorch.org/whl/cpu"
+    assert "DR052" not in by_code and by_code["DR040"].fix == command
+    assert any(note.startswith("also DR052 extension-cuda-mismatch: torchvision 0.23.0") for note in by_code["DR040"].notes)
 
 
 def test_companion_index_is_one_that_has_the_build() -> None:
@@ -641,7 +645,7 @@ def test_fix_never_picks_a_release_with_an_advisory_when_a_clean_one_fits() -> N
         ),
         (
             {"kind": "index", "installer": "pip"},
-            "pip install --force-reinstall --no-deps --no-build-isolation --no-binary ops ops==1.0",
+            "pip install --force-reinstall --no-deps --no-build-isolation --no-binary ops 'ops==1.0'",
         ),
         ({"kind": "unknown", "installer": "conda"}, ""),
         ({"kind": "archive", "url": "/wheels/ops-1.0-cp311-linux_x86_64.whl"}, ""),
@@ -688,7 +692,7 @@ def test_nvidia_pins_like_pip_check() -> None:
     findings = [finding for finding in diagnose(env).findings if finding.code == "DR041"]
     messages = " ".join(finding.message for finding in findings)
     assert "nvidia-cudnn-cu13==9.24.0.43" in messages and "nvidia-cuda-runtime" in messages
-    assert 'pip install "nvidia-cudnn-cu13==9.24.0.43"' in {finding.fix for finding in findings}
+    assert "pip install 'nvidia-cudnn-cu13==9.24.0.43'" in {finding.fix for finding in findings}
 
 
 def test_torch_warnings_are_shown() -> None:
@@ -811,7 +815,8 @@ def test_real_fix_resolved_its_finding(path: Path) -> None:
         assert check["exit_status"] == 0, (code, check)
         assert code not in check["codes_after"], (code, check)
         offline = re.sub(r"--index-url \S+", OFFLINE_PACKAGES, expect["fix"][code])
-        assert check["command_run"] == offline
+        # The same words in the shell: the recorded runs predate the quoted requirements.
+        assert shlex.split(check["command_run"]) == shlex.split(offline)
 
 
 OFFLINE_PACKAGES = (
@@ -857,7 +862,7 @@ def test_every_plan_names_a_build_that_exists_and_runs(python: tuple[int, int] |
             generation = facts.gpu_generation(cap)
             assert driver is None or generation is None or generation.driven_by(facts.dotted(driver))
         match = re.fullmatch(
-            r"pip install torch==(\S+) --index-url https://download.pytorch.org/whl/(\w+)", diagnosis.plan_command
+            r"pip install 'torch==(\S+)' --index-url https://download.pytorch.org/whl/(\w+)", diagnosis.plan_command
         )
         assert match and facts.is_known_patch(match.group(1)) and choice.release.build(match.group(2)) is not None
         if target and plan.requested_fits:
@@ -877,8 +882,8 @@ def test_dr010_dr021_and_dr040_share_the_plan() -> None:
     diagnosis = diagnose(probes.recorded_environment(recording))
     codes = {finding.code for finding in diagnosis.findings}
     assert {"DR010", "DR021"} <= codes
-    # 2.15 has only CUDA 13 builds (driver >= 580): 2.14.1 cu126 is the newest that fits.
-    plan = "pip install torch==2.14.1 torchvision==0.29.* --index-url https://download.pytorch.org/whl/cu126"
+    # 2.5.1 has advisories: 2.10.0 is the nearest release without one, and its cu128 build runs fully on R570.
+    plan = "pip install 'torch==2.10.0' 'torchvision==0.25.*' --index-url https://download.pytorch.org/whl/cu128"
     assert diagnosis.plan_command == plan
     assert {finding.fix for finding in diagnosis.findings if finding.code in ("DR010", "DR021")} == {plan}
 
@@ -900,8 +905,9 @@ def test_torchaudio_for_another_torch_gets_a_build_that_exists() -> None:
         }
     ]
     findings = {finding.code: finding for finding in diagnose(probes.recorded_environment(recording)).findings}
-    command = "pip install torchaudio==2.11.* --index-url https://download.pytorch.org/whl/cu130"
-    assert findings["DR040"].fix == findings["DR052"].fix == command
+    command = "pip install 'torchaudio==2.11.*' --index-url https://download.pytorch.org/whl/cu130"
+    assert "DR052" not in findings and findings["DR040"].fix == command
+    assert any(note.startswith("also DR052 ") for note in findings["DR040"].notes)
 
 
 def test_dr010_with_an_affected_target_says_so(capsys: pytest.CaptureFixture[str]) -> None:
@@ -912,4 +918,93 @@ def test_dr010_with_an_affected_target_says_so(capsys: pytest.CaptureFixture[str
     assert newer and all("the target torch 2.6.0 is affected too" in finding["message"] for finding in newer)
     assert all(finding["fix"] == "" for finding in newer)
     fixed = [finding for finding in findings if "fixed in 2.6.0" in finding["message"]]
-    assert fixed[0]["fix"] == "pip install torch==2.6.0 --index-url https://download.pytorch.org/whl/cu124"
+    assert fixed[0]["fix"] == "pip install 'torch==2.6.0' --index-url https://download.pytorch.org/whl/cu124"
+
+
+# --- #25: commands that run in every shell, no CUDA leftovers, the nearest safe release -------------------
+
+
+def _every_printed_command() -> set[str]:
+    commands = set()
+    planned = [
+        probes.Environment(
+            python=(3, 12),
+            platform={"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"},
+            torch=None,
+            gpus=[probes.GPU(0, "planned GPU", capability, "--gpu")] if capability else [],
+            driver=driver,
+            driver_source="--driver" if driver else "",
+            packages=[],
+            extensions=[],
+            planning=True,
+        )
+        for capability, driver in (((8, 0), "580.95.05"), ((7, 0), "535.104.05"), (None, None))
+    ]
+    for env in [*map(probes.load_recording, RECORDING_FILES), *planned]:
+        diagnosis = diagnose(env)
+        commands.add(diagnosis.plan_command)
+        commands.update(finding.fix for finding in diagnosis.findings)
+    # Fixes that are commands (others are advice such as "upgrade the NVIDIA driver to >= 560.35.05").
+    return {text for text in commands if text.startswith(("pip ", "echo "))}
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_printed_commands_run_unchanged_in_every_shell(shell: str, tmp_path: Path) -> None:
+    # zsh (the macOS default) rejects an unquoted `torchaudio==2.11.*` ("no matches found"); each command,
+    # pasted as printed with pip replaced by a stub that prints its arguments, must give pip the same words.
+    import shutil
+    import subprocess
+
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed")
+    commands = _every_printed_command()
+    assert any("==" in text and ".*" in text for text in commands)
+    for text in sorted(commands):
+        stub = "pip() { printf '%s\\n' \"$@\"; }; "
+        done = subprocess.run([shell, "-c", stub + text], cwd=tmp_path, capture_output=True, text=True)
+        assert done.returncode == 0, (text, done.stderr)
+        words = [word for part in text.split(" && ") for word in shlex.split(part)[1:] if part.startswith("pip ")]
+        assert done.stdout.split("\n")[:-1] == words, text
+
+
+def test_a_move_to_the_cpu_build_removes_the_cuda_packages() -> None:
+    # A CUDA build with no GPU: the plan's CPU build leaves nvidia-* and triton behind unless told to remove them.
+    env = load("cuda-build-no-gpu")
+    env.packages.extend(
+        [
+            probes.Package("nvidia-cublas", "13.1.0.3", ()),
+            probes.Package("nvidia-nccl-cu13", "2.28.3", ()),
+            probes.Package("triton", "3.7.1", ()),
+            probes.Package("bitsandbytes", "0.48.0", ("torch>=2.3", "nvidia-nccl-cu13")),
+        ]
+    )
+    diagnosis = diagnose(env)
+    assert diagnosis.plan is not None and diagnosis.plan.choice.build.tag == "cpu"
+    # nvidia-nccl-cu13 stays: bitsandbytes requires it.
+    assert diagnosis.plan_command.endswith(" && pip uninstall -y nvidia-cublas triton")
+
+
+def test_a_vulnerable_torch_moves_to_the_nearest_safe_release() -> None:
+    # torch 2.5.1 on CPU: 2.10.0 is the first release past every advisory against 2.5.1, not the newest (2.15).
+    from torchpatch.doctor.plan import affected_by
+
+    env = load("real-torch213-cpu")
+    assert env.torch is not None
+    env.torch = probes.TorchInstall(**{**env.torch.__dict__, "version": "2.5.1+cpu"})
+    env.packages = [
+        probes.Package("torch", "2.5.1+cpu", ()) if package.name == "torch" else package for package in env.packages
+    ]
+    plan = diagnose(env).plan
+    assert plan is not None and affected_by("2.5.1")
+    assert (plan.choice.version, plan.choice.build.tag) == ("2.10.0", "cpu")
+    assert all(
+        affected_by(release.latest_patch)
+        for release in facts.releases()
+        if facts.release("2.5").version <= release.version < facts.release("2.10").version
+    )
+
+
+def test_the_plan_stays_in_view_while_problems_remain() -> None:
+    env = probes.load_recording(RECORDINGS / "cuda-leftovers-on-cpu-build.json")
+    text = render_full(env, diagnose(env))
+    assert "Plan      keep the installed torch 2.13.0 (cpu)" in text and "1 problem(s) found." in text

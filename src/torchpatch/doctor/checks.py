@@ -18,7 +18,9 @@ from torchpatch.doctor.plan import (
     PLANNED_COMPANIONS,
     Machine,
     Plan,
+    is_cuda_only_package,
     make_plan,
+    quoted,
     undriven_gpus,
 )
 from torchpatch.doctor.probes import GPU, Environment, Extension, Package, TorchInstall
@@ -42,6 +44,7 @@ FINDINGS: dict[str, tuple[str, str]] = {
     "DR022": ("cuda-build-without-gpu", "a CUDA torch on a machine without an NVIDIA GPU or driver"),
     "DR023": ("gpu-capability-unknown", "a GPU's compute capability could not be read"),
     "DR024": ("torch-cuda-warning", "torch itself warned about the GPU, driver or CUDA when it initialised"),
+    "DR025": ("cuda-packages-on-cpu-build", "CUDA libraries or Triton left installed beside a CPU-only torch"),
     "DR030": ("driver-too-old", "the NVIDIA driver is older than the build's CUDA major needs"),
     "DR031": ("driver-minor-compat", "the driver runs the build only through minor-version compatibility"),
     "DR040": ("companion-mismatch", "an installed package pins a torch other than the installed one"),
@@ -67,6 +70,8 @@ class Finding:
     message: str
     fix: str = ""
     notes: list[str] = field(default_factory=list)
+    #: The package the finding is about, for the companion and extension checks (one finding per package).
+    subject: str = ""
 
     @property
     def name(self) -> str:
@@ -189,7 +194,7 @@ def check_torch_present(ctx: Context) -> list[Finding]:
         if ctx.plan is not None:
             fix = ctx.plan.command() if ctx.plan.torch_changes else ctx.plan.torch_command()
         else:
-            fix = f"pip install --force-reinstall torch=={torch.public_version}"
+            fix = f"pip install --force-reinstall {quoted(f'torch=={torch.public_version}')}"
         findings.append(
             Finding(
                 "DR004",
@@ -531,6 +536,7 @@ def check_packages(ctx: Context) -> list[Finding]:
                 "is installed: its compiled ops fail to load or misbehave",
                 fix,
                 notes,
+                subject=name,
             )
         )
     findings.extend(_companion_imports(ctx))
@@ -569,7 +575,7 @@ def _companion_imports(ctx: Context) -> list[Finding]:
         else:
             continue
         fix = ctx.plan.companion_command(name) if ctx.plan is not None and ctx.plan.step(name) else ""
-        findings.append(Finding("DR042", "error", message, fix))
+        findings.append(Finding("DR042", "error", message, fix, subject=name))
     return findings
 
 
@@ -621,7 +627,7 @@ def _torch_pins(ctx: Context) -> list[Finding]:
             fix = (
                 plan.command()
                 if plan is not None and plan.torch_changes and plan.command()
-                else f'pip install "{requirement.name}{requirement.specifier}"'
+                else f"pip install {quoted(f'{requirement.name}{requirement.specifier}')}"
             )
             findings.append(
                 Finding(
@@ -656,14 +662,14 @@ def rebuild_command(package: Package | None, name: str, version: str) -> tuple[s
     install = package.install if package is not None else {}
     kind = install.get("kind", "")
     where = install.get("path") or install.get("url") or ""
-    quoted = shlex.quote(where) if where else ""
+    where_word = shlex.quote(where) if where else ""
     if kind == "editable" and where:
         return (
-            f"pip install --no-build-isolation --no-deps -e {quoted}",
+            f"pip install --no-build-isolation --no-deps -e {where_word}",
             [f"{name} is an editable install of {where}: this rebuilds its extensions in place"],
         )
     if kind == "local" and where:
-        return f"pip install --force-reinstall --no-build-isolation --no-deps {quoted}", [
+        return f"pip install --force-reinstall --no-build-isolation --no-deps {where_word}", [
             f"rebuilds {name} from {where}"
         ]
     if kind == "vcs" and where:
@@ -674,12 +680,12 @@ def rebuild_command(package: Package | None, name: str, version: str) -> tuple[s
             [f"rebuilds {name} from the same commit"],
         )
     if kind == "archive" and where and not where.endswith(".whl"):
-        return f"pip install --force-reinstall --no-build-isolation --no-deps {quoted}", [
+        return f"pip install --force-reinstall --no-build-isolation --no-deps {where_word}", [
             f"rebuilds {name} from {where}"
         ]
     if kind == "index":
         return (
-            f"pip install --force-reinstall --no-deps --no-build-isolation --no-binary {name} {name}=={version}",
+            f"pip install --force-reinstall --no-deps --no-build-isolation --no-binary {name} {quoted(f'{name}=={version}')}",
             [
                 (
                     f"builds {name} {version} from its sdist on your index against the installed torch; a prebuilt "
@@ -736,6 +742,7 @@ def check_extensions(ctx: Context) -> list[Finding]:
                     "_GLIBCXX_USE_CXX11_ABI=1 in 2.7): importing it fails with 'undefined symbol'",
                     fix,
                     notes,
+                    subject=key,
                 )
             )
             continue
@@ -754,6 +761,7 @@ def check_extensions(ctx: Context) -> list[Finding]:
                     "`import torchvision` raises 'operator torchvision::nms does not exist')",
                     fix,
                     notes,
+                    subject=key,
                 )
             )
             continue
@@ -778,9 +786,48 @@ def check_extensions(ctx: Context) -> list[Finding]:
                     f"(e.g. {sample}): {why}",
                     fix,
                     notes,
+                    subject=key,
                 )
             )
     return findings
+
+
+def cuda_leftovers(env: Environment, torch_replaced: bool) -> list[str]:
+    """Installed CUDA-only packages (nvidia-*, triton) that no other package requires; with
+    ``torch_replaced``, the installed torch's own requirements do not count (it is about to be replaced)."""
+    candidates = {canonicalize_name(package.name): package for package in env.packages if is_cuda_only_package(package.name)}
+    needed_elsewhere = set()
+    for package in env.packages:
+        name = canonicalize_name(package.name)
+        if (torch_replaced and name == "torch") or name in candidates:
+            continue
+        for text in package.requires:
+            try:
+                needed_elsewhere.add(canonicalize_name(Requirement(text).name))
+            except InvalidRequirement:
+                continue
+    return sorted(candidates[name].name for name in candidates if name not in needed_elsewhere)
+
+
+def check_cuda_leftovers(ctx: Context) -> list[Finding]:
+    """DR025: a CPU-only torch beside the CUDA libraries and Triton a CUDA build brought (pip keeps them when
+    torch is replaced): gigabytes nothing loads."""
+    torch, env = ctx.env.torch, ctx.env
+    if torch is None or env.planning or torch.build != "cpu":
+        return []
+    leftovers = cuda_leftovers(env, torch_replaced=False)
+    if not leftovers:
+        return []
+    shown = ", ".join(leftovers[:6]) + (f" and {len(leftovers) - 6} more" if len(leftovers) > 6 else "")
+    return [
+        Finding(
+            "DR025",
+            "warning",
+            f"torch {torch.version} is a CPU-only build but {len(leftovers)} CUDA-only package(s) a CUDA build "
+            f"brought are still installed ({shown}); nothing else installed requires them",
+            f"pip uninstall -y {' '.join(leftovers)}",
+        )
+    ]
 
 
 def check_plan(ctx: Context) -> list[Finding]:
@@ -830,6 +877,7 @@ CHECKS: tuple[Callable[[Context], list[Finding]], ...] = (
     check_driver,
     check_packages,
     check_extensions,
+    check_cuda_leftovers,
     check_plan,
 )
 
@@ -859,6 +907,7 @@ def diagnose(env: Environment, target: str | None = None) -> Diagnosis:
             planned,
             target=target_release,
             target_patch=target_patch,
+            cuda_leftovers=cuda_leftovers(env, torch_replaced=True),
         )
     findings: list[Finding] = []
     for check in CHECKS:
@@ -869,6 +918,7 @@ def diagnose(env: Environment, target: str | None = None) -> Diagnosis:
         findings = [finding for finding in findings if finding.code != "DR024"]
     order = {severity: rank for rank, severity in enumerate(SEVERITIES)}
     findings.sort(key=lambda finding: (order[finding.severity], finding.code))
+    findings = one_finding_per_package(findings)
     plan = ctx.plan
     plan_command = plan.command() if plan is not None else ""
     return Diagnosis(
@@ -879,6 +929,23 @@ def diagnose(env: Environment, target: str | None = None) -> Diagnosis:
         companions,
         plan_command,
     )
+
+
+def one_finding_per_package(findings: list[Finding]) -> list[Finding]:
+    """Findings about one package that share their fix become one (the first, most severe); the others'
+    messages become its notes: a companion built for another torch is one problem with one command."""
+    kept: list[Finding] = []
+    first: dict[tuple[str, str], Finding] = {}
+    for finding in findings:
+        key = (finding.subject, finding.fix)
+        if not finding.subject or key not in first:
+            kept.append(finding)
+            if finding.subject:
+                first[key] = finding
+            continue
+        first[key].notes.append(f"also {finding.code} {finding.name}: {finding.message}")
+        first[key].notes.extend(note for note in finding.notes if note not in first[key].notes)
+    return kept
 
 
 def _installed_tag(torch: TorchInstall) -> str | None:

@@ -14,6 +14,19 @@ from torchpatch.versions import Version
 FULL, MINOR_COMPAT, DRIVER_UNKNOWN, NO_DRIVER_NEEDED = "full", "minor-compat", "driver-unknown", "cpu"
 
 
+def quoted(requirement: str) -> str:
+    """A requirement as one shell word in every shell: zsh (the macOS default) rejects an unquoted
+    ``torchaudio==2.11.*`` ("no matches found"), and ``>=`` would redirect in any shell."""
+    return "'" + requirement.replace("'", "'\\''") + "'"
+
+
+def is_cuda_only_package(name: str) -> bool:
+    """Whether only a CUDA build of torch brings this package (its CUDA libraries, the Triton compiler): a CPU
+    build needs none of them, and pip leaves them behind when torch itself is replaced."""
+    name = canonicalize_name(name)
+    return name.startswith(("nvidia-", "cuda-")) or name in ("triton", "pytorch-triton")
+
+
 @dataclass(frozen=True)
 class Machine:
     """What a wheel must fit. None means unknown (not constrained)."""
@@ -201,6 +214,30 @@ def affected_by(version: str) -> list[facts.Advisory]:
     return found
 
 
+def nearest_safe_release(machine: Machine, installed: Release, companions: dict[str, str]) -> Choice | None:
+    """The oldest release from ``installed`` on with a build for the machine and no known advisory: the
+    smallest step out of a vulnerable version (2.5.1 → the first release every advisory is fixed in). It is
+    never older than a release an installed companion was made for, so no companion is downgraded, and its
+    build runs as well on the machine's driver as the newest release's (no step down to minor-version
+    compatibility)."""
+    newest = best_release(machine)
+    if newest is None:
+        return None
+    floor = installed.version
+    for name, version in companions.items():
+        minor = ".".join(version.split("+", 1)[0].split(".")[:2])
+        made_for = [row.version for row in facts.releases() if getattr(row, name, "") == minor]
+        if made_for:
+            floor = max(floor, min(made_for))
+    for release in facts.releases():
+        if release.version < floor:
+            continue
+        choice, _ = choose(release, machine)
+        if choice is not None and not affected_by(choice.version) and _rank(choice) >= _rank(newest):
+            return choice
+    return newest
+
+
 def best_release(machine: Machine, at_least: str | None = None, at_most: Version | None = None) -> Choice | None:
     """The newest release (>= ``at_least``, a full version such as ``"2.10.0"``) with a build for the machine,
     preferring one without a known advisory when any fits."""
@@ -304,6 +341,8 @@ class Plan:
     #: ``--target-torch`` as given, and whether a build of it fits (if not, ``choice`` is the fallback).
     requested: str | None = None
     requested_fits: bool = True
+    #: Installed CUDA-only packages (nvidia-*, triton) that a move to the CPU build leaves behind.
+    cuda_leftovers: tuple[str, ...] = ()
 
     @property
     def torch_changes(self) -> bool:
@@ -342,7 +381,7 @@ class Plan:
                 return ""
             version = step.installed.split("+", 1)[0]
             index = f" --index-url {step.index_url}" if step.index_url else ""
-            return f"pip install --force-reinstall --no-deps {step.name}=={version}{index}"
+            return f"pip install --force-reinstall --no-deps {quoted(f'{step.name}=={version}')}{index}"
         return self._install(False, [step.name])
 
     def _install(self, include_torch: bool, names: Sequence[str], force_torch: bool = False) -> str:
@@ -368,7 +407,12 @@ class Plan:
             groups.setdefault(step.index_url or "", []).append(step.requirement)
         commands = [f"pip uninstall -y {' '.join(uninstall)}"] if uninstall else []
         for index, requirements in groups.items():
-            commands.append(f"pip install {' '.join(requirements)}" + (f" --index-url {index}" if index else ""))
+            commands.append(
+                f"pip install {' '.join(map(quoted, requirements))}" + (f" --index-url {index}" if index else "")
+            )
+        if include_torch and self.choice.build.tag == "cpu" and self.cuda_leftovers:
+            # pip replaces torch but keeps the CUDA libraries and Triton the CUDA build pulled in (GBs).
+            commands.append(f"pip uninstall -y {' '.join(self.cuda_leftovers)}")
         return " && ".join(commands) if groups else ""
 
 
@@ -379,6 +423,7 @@ def make_plan(
     companions: dict[str, str],
     target: Release | None = None,
     target_patch: str | None = None,
+    cuda_leftovers: Sequence[str] = (),
 ) -> tuple[Plan | None, list[str]]:
     """The one plan of a run, and why the requested release (or every release) does not fit.
 
@@ -411,6 +456,8 @@ def make_plan(
             best = choices[0]
             pick = kept if kept is not None and _rank(kept) >= _rank(best) else best
             choice = Choice(pick.release, pick.build, version, pick.driver_mode, pick.notes)
+        elif affected_by(version):
+            choice = nearest_safe_release(machine, installed_release, companions)
     if choice is None:
         choice = best_release(machine)
     if choice is None:
@@ -427,6 +474,7 @@ def make_plan(
         installed_tag,
         requested=target_patch or (str(target.version) if target else None),
         requested_fits=requested_fits,
+        cuda_leftovers=tuple(cuda_leftovers) if installed_tag not in (None, "cpu") else (),
     )
     return plan, reasons
 

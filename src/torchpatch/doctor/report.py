@@ -198,7 +198,8 @@ def render_full(env: Environment, diagnosis: Diagnosis) -> str:
         lines.append(f"{'Note':10}{note}")
     lines.extend(_system_lines(env))
     plan = diagnosis.plan
-    shown = plan is not None and (env.planning or diagnosis.plan_command or plan.requested)
+    # The plan stays in view while problems remain, also when it installs nothing new.
+    shown = plan is not None and (env.planning or diagnosis.plan_command or plan.requested or diagnosis.has_problems)
     if plan is not None and shown:
         lines.append("")
         if plan.torch_changes or env.planning:
