@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from scan_helpers import MALICIOUS, SAFE  # noqa: E402
 
 from torchpatch.engine.config import Overrides, SettingsResolver  # noqa: E402
-from torchpatch.engine.parallel import START_METHOD, Mode, _init_worker, check_files, run_batch  # noqa: E402
+from torchpatch.engine.parallel import Mode, _init_worker, check_files, run_batch, start_method  # noqa: E402
 from torchpatch.frontends.executors import ray_executor, scan  # noqa: E402
 from torchpatch.versions import Version  # noqa: E402
 
@@ -62,7 +62,7 @@ def _pool_batch(tasks):
 def pool_memory(files, settings_list, cpus: int) -> list[float]:
     tasks = [(path, 0) for path in files]
     chunks = [tasks[start::cpus * 4] for start in range(cpus * 4)]
-    context = multiprocessing.get_context(START_METHOD)
+    context = multiprocessing.get_context(start_method())
     with context.Pool(cpus, initializer=_init_worker, initargs=(settings_list, Mode(), False)) as pool:
         peaks: dict[int, float] = {}
         for pid, rss in pool.map(_pool_batch, chunks, 1):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,12 @@ def run_json(capsys, *args: str) -> tuple[int, list[dict]]:
     return code, json.loads(capsys.readouterr().out)
 
 
-def test_jobs_give_the_same_results_as_one_process(tree, capsys, monkeypatch):
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_jobs_give_the_same_results_as_one_process(tree, capsys, monkeypatch, method):
+    if method == "fork" and not sys.platform.startswith("linux"):
+        pytest.skip("fork is used on Linux only")
+
+    monkeypatch.setattr(parallel, "start_method", lambda: method)
     methods = []
     import multiprocessing
 
@@ -63,7 +69,7 @@ def test_jobs_give_the_same_results_as_one_process(tree, capsys, monkeypatch):
     one = run_json(capsys, "--no-cache", "-j", "1")
     assert methods == []
     two = run_json(capsys, "--no-cache", "-j", "2")
-    assert methods == ["spawn"]  # a pool on an explicit start method
+    assert methods == [method]  # a pool on an explicit start method
     assert one == two
     code, findings = one
     assert code == 1 and len(findings) == 28
@@ -186,3 +192,34 @@ def test_progress_bar_only_for_human_formats_on_a_terminal(tree, capsys, monkeyp
     main(["check", "--no-cache", "-j", "1", "--output-format", output_format, "."])
     assert "files" not in terminal.text  # stdout is piped (captured): no bar
     assert "[####" not in capsys.readouterr().out
+
+
+def test_default_jobs_start_no_worker_for_work_too_small_to_pay(tree, capsys, monkeypatch):
+    """No ``-j``: a small tree is checked in the main process (a pool would cost more than it saves)."""
+    import multiprocessing
+
+    started = []
+    monkeypatch.setattr(multiprocessing, "get_context", lambda method: started.append(method))
+    monkeypatch.setattr(parallel, "available_cores", lambda: 2)
+    code, findings = run_json(capsys, "--no-cache")
+    assert started == [] and code == 1 and len(findings) == 28
+
+
+def test_jobs_that_pay_grow_with_the_bytes_to_check(tmp_path):
+    small = []
+    for number in range(40):
+        path = tmp_path / f"m{number}.py"
+        path.write_text("import torch\n" * 100)
+        small.append(path)
+    assert parallel.jobs_that_pay(small, 2, "fork") == 1  # 40 files of 1.3 kB: not worth a worker
+    big = tmp_path / "big"
+    big.mkdir()
+    many = []
+    for number in range(40):
+        path = big / f"m{number}.py"
+        path.write_bytes(b"x = 1\n" * (parallel.MIN_BYTES_PER_FORKED_WORKER // 6 // 20 + 1))
+        many.append(path)
+    assert parallel.jobs_that_pay(many, 2, "fork") == 2  # two workers' worth
+    assert parallel.jobs_that_pay(many, 1, "fork") == 1
+    assert parallel.jobs_that_pay(many, 2, "spawn") == 1  # a spawned worker imports torchpatch again
+    assert parallel.jobs_that_pay(many[:10], 2, "fork") == 1  # fewer than MIN_FILES_PER_WORKER each

@@ -12,13 +12,13 @@ import json
 import os
 import shutil
 import tempfile
-from functools import lru_cache
 from pathlib import Path
 
 from torchpatch import __version__
 from torchpatch.engine.linter import FileResult, Finding
 from torchpatch.engine.settings import Settings
 from torchpatch.findings import Edit, Fix
+from torchpatch.rules._manifest import package_fingerprint
 
 CACHE_FOLDER = ".torchpatch_cache"
 CACHE_ENV = "TORCHPATCH_CACHE_DIR"
@@ -31,17 +31,10 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV) or CACHE_FOLDER)
 
 
-@lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """torchpatch's version and the size and mtime of each of its own files: an edited rule in an editable
     install is a new key, not a stale answer."""
-    package = Path(__file__).resolve().parents[1]
-    digest = hashlib.blake2b(__version__.encode(), digest_size=16)
-    for path in sorted(package.rglob("*")):
-        if path.suffix in (".py", ".toml", ".json"):
-            stat = path.stat()
-            digest.update(f"{path.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
+    return package_fingerprint()
 
 
 def file_key(path: Path, settings: Settings, data: bytes) -> str:

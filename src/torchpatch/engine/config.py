@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,6 +250,7 @@ class SettingsResolver:
         self._settings_of_parent: dict[Path, Settings] = {}  # a file's folder as given → its settings
         self._settings_of_folder: dict[Path, Settings] = {}
         self._settings: dict[tuple[str, Path | None], Settings] = {}
+        self._packaging_folders: dict[str, bool] = {}  # folder → has packaging files (project_root)
         if overrides.config is not None and not overrides.isolated and not overrides.config.is_file():
             raise ConfigError(f"--config {overrides.config}: no such file")
         try:  # the command line's own selectors, before any file is read
@@ -272,7 +274,7 @@ class SettingsResolver:
         config = self._nearest_config(folder)
         if config is not None:
             return self._build(config, None)
-        return self._build(None, project_root(folder))
+        return self._build(None, project_root(folder, self._packaging_folders))
 
     def for_file(self, path: Path) -> Settings:
         folder = path.parent
@@ -344,13 +346,30 @@ class SettingsResolver:
         return settings
 
 
-def project_root(folder: Path) -> Path:
-    """Where a project without a torchpatch configuration starts: the nearest folder with packaging files."""
+def project_root(folder: Path, known: dict[str, bool] | None = None) -> Path:
+    """Where a project without a torchpatch configuration starts: the nearest folder with packaging files.
+    ``known`` remembers which folders have them (a resolver's, across the folders of one run)."""
     start = folder.resolve()
     if start.is_file():
         start = start.parent
+    known = {} if known is None else known
     for candidate in (start, *start.parents):
-        if any((candidate / name).exists() for name in ("pyproject.toml", "setup.cfg", "setup.py", ".git")) \
-                or any(candidate.glob("requirements*.txt")):
+        key = str(candidate)
+        found = known.get(key)
+        if found is None:
+            found = known[key] = _has_packaging_files(key)
+        if found:
             return candidate
     return start
+
+
+_PACKAGING_FILES = frozenset({"pyproject.toml", "setup.cfg", "setup.py", ".git"})
+
+
+def _has_packaging_files(folder: str) -> bool:
+    try:
+        with os.scandir(folder) as listing:
+            return any(entry.name in _PACKAGING_FILES or (entry.name.startswith("requirements") and entry.name.endswith(".txt"))
+                       for entry in listing)
+    except OSError:
+        return False

@@ -1,14 +1,17 @@
 """Checking many files: one pure job per file (bytes + settings → FileResult), the cache, and a process pool.
 
-The pool uses the ``spawn`` start method on every platform (no inherited state, the same behaviour on
-Linux, macOS and Windows); results come back in the order of the file list, so ``-j N`` prints exactly
-what ``-j 1`` prints.
+On Linux the pool forks the main process, which has imported torchpatch and resolved the settings already
+(a worker starts in milliseconds and imports nothing again); elsewhere, and when the process runs threads
+(an editor's language server), it uses ``spawn``. Results come back in the order of the file list, so
+``-j N`` prints exactly what ``-j 1`` prints. ``jobs=None`` (no ``-j``) starts workers only when the work
+pays for them (``jobs_that_pay``).
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
@@ -17,9 +20,13 @@ from torchpatch.engine import cache as result_cache
 from torchpatch.engine.linter import FileResult, check_file
 from torchpatch.engine.settings import Settings
 
-START_METHOD = "spawn"
-#: Fewer files than this per worker is not worth a worker's start-up (about 0.3 s to import torchpatch).
+#: Fewer files than this per worker is not worth a worker.
 MIN_FILES_PER_WORKER = 8
+#: With no ``-j``: a worker for every this many bytes of source to check, at most one per core. About 0.2
+#: CPU-s of checking on torch-heavy code, against the few milliseconds a forked worker costs to start and
+#: the pickling of its results; a spawned worker imports torchpatch again (about 0.3 s), so it needs more.
+MIN_BYTES_PER_FORKED_WORKER = 768 * 1024
+MIN_BYTES_PER_SPAWNED_WORKER = 4 * 1024 * 1024
 #: A cyclic garbage collection once this many more objects that the collector tracks are alive than after the
 #: last one (see ``_Job``): gc.get_count()[0] counts allocations less deallocations while the collector is off.
 _GC_GROWTH = 100_000
@@ -35,6 +42,31 @@ class Mode:
         if not self.fix:
             return "check"
         return "fix" + ("-unsafe" if self.unsafe_fixes else "") + ("-todos" if self.add_todos else "")
+
+
+def start_method() -> str:
+    """``fork`` where it is safe and cheap: Linux (macOS's system libraries are not fork-safe), and a
+    process with no other thread (a forked child would hold copies of their locks)."""
+    import threading
+
+    return "fork" if sys.platform.startswith("linux") and threading.active_count() == 1 else "spawn"
+
+
+def jobs_that_pay(paths: Sequence[Path], cores: int, method: str) -> int:
+    """The processes worth starting for ``paths`` when the user did not say: one per
+    ``MIN_BYTES_PER_*_WORKER`` of their size, at least one, at most ``cores``."""
+    if cores < 2 or len(paths) < 2 * MIN_FILES_PER_WORKER:
+        return 1
+    per_worker = MIN_BYTES_PER_FORKED_WORKER if method == "fork" else MIN_BYTES_PER_SPAWNED_WORKER
+    size = 0
+    for path in paths:
+        try:
+            size += os.stat(path).st_size
+        except OSError:
+            continue
+        if size >= cores * per_worker:
+            return cores
+    return max(1, size // per_worker)
 
 
 def available_cores() -> int:
@@ -161,12 +193,13 @@ def _run_in_worker(task: tuple[Path, int]):
     return _worker_job(task)
 
 
-def check_files(files: Sequence[Path], settings_of: Callable[[Path], Settings], mode: Mode, jobs: int,
+def check_files(files: Sequence[Path], settings_of: Callable[[Path], Settings], mode: Mode, jobs: int | None,
                 cache: "result_cache.ResultCache | None" = None,
                 progress: Callable[[int], None] | None = None,
                 executor: "Executor | None" = None,
                 on_result: Callable[[int, FileResult], None] | None = None) -> list[FileResult]:
-    """Check ``files`` (in this order) with up to ``jobs`` processes; results in the same order.
+    """Check ``files`` (in this order) with up to ``jobs`` processes (None: as many as pay); results in the
+    same order.
 
     ``on_result(position, result)``, when given, is called as each file's result arrives (a streamed
     report): cache hits first, then the misses in their order.
@@ -198,12 +231,15 @@ def check_files(files: Sequence[Path], settings_of: Callable[[Path], Settings], 
                 progress(done)
         else:
             misses.append((position, task))
-    workers = min(jobs, len(misses) // MIN_FILES_PER_WORKER)
     tasks = [task for _, task in misses]
+    method = start_method()
+    if jobs is None:
+        jobs = jobs_that_pay([path for path, _ in tasks], available_cores(), method) if executor is None else 1
+    workers = min(jobs, len(misses) // MIN_FILES_PER_WORKER)
     if executor is not None:
         outcomes = executor(tasks, settings_list, mode, cache is not None) if tasks else iter(())
     else:
-        outcomes = _results(tasks, settings_list, mode, workers, cache is not None)
+        outcomes = _results(tasks, settings_list, mode, workers, cache is not None, method)
     for (position, _), (result, key, entry, _hit) in zip(misses, outcomes):
         if cache is not None and key is not None:
             cache.record(key, entry, False)
@@ -216,24 +252,27 @@ def check_files(files: Sequence[Path], settings_of: Callable[[Path], Settings], 
     return results  # type: ignore[return-value]
 
 
-def _results(tasks, settings_list, mode: Mode, workers: int, keyed: bool) -> Iterator:
-    if workers < 2:
-        was_enabled = gc.isenabled()
-        gc.collect()
-        gc.freeze()  # what the imports created is never garbage: keep it out of every later collection
-        gc.disable()
-        try:
+def _results(tasks, settings_list, mode: Mode, workers: int, keyed: bool, method: str = "spawn") -> Iterator:
+    was_enabled = gc.isenabled()
+    gc.collect()
+    # What the imports created is never garbage: keep it out of every later collection (and, in a forked
+    # worker, out of the pages a collection would write to).
+    gc.freeze()
+    gc.disable()
+    try:
+        if workers < 2:
             job = _Job(settings_list, mode, None, keyed)
             for task in tasks:
                 yield job(task)
-        finally:
-            gc.unfreeze()
-            if was_enabled:
-                gc.enable()
-        return
-    import multiprocessing  # only with workers (about 10 ms of a one-process start-up otherwise)
+            return
+        import multiprocessing  # only with workers (about 10 ms of a one-process start-up otherwise)
 
-    context = multiprocessing.get_context(START_METHOD)
-    chunksize = max(1, min(8, len(tasks) // (workers * 32)))
-    with context.Pool(workers, initializer=_init_worker, initargs=(settings_list, mode, keyed)) as pool:
-        yield from pool.imap(_run_in_worker, tasks, chunksize)
+        context = multiprocessing.get_context(method)
+        # Batches of files: one message each way per batch, and small enough that both workers finish together.
+        chunksize = max(1, min(16, len(tasks) // (workers * 16)))
+        with context.Pool(workers, initializer=_init_worker, initargs=(settings_list, mode, keyed)) as pool:
+            yield from pool.imap(_run_in_worker, tasks, chunksize)
+    finally:
+        gc.unfreeze()
+        if was_enabled:
+            gc.enable()

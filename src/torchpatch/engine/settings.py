@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from torchpatch.engine.codes import UNUSED_NOQA
-from torchpatch.rules import all_rules
-from torchpatch.rules.base import Rule
+from torchpatch.rules._manifest import LazyRule, RuleFacts, rule_facts
 from torchpatch.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version
 
 if TYPE_CHECKING:
@@ -21,7 +20,7 @@ TORCHFIX_REDIRECTS: dict[str, tuple[str, ...]] = {}
 
 def torchfix_redirects() -> dict[str, tuple[str, ...]]:
     if not TORCHFIX_REDIRECTS:
-        for rule in all_rules():
+        for rule in rule_facts():
             for code in rule.torchfix_codes:
                 TORCHFIX_REDIRECTS.setdefault(code, ())
                 TORCHFIX_REDIRECTS[code] += (rule.code,)
@@ -36,7 +35,7 @@ class SelectionError(ValueError):
 SELECTABLE_ENGINE_CODES = {UNUSED_NOQA.code: UNUSED_NOQA.name}
 
 
-def expand_selector(selector: str, rules: tuple[type[Rule], ...]) -> set[str]:
+def expand_selector(selector: str, rules: tuple[RuleFacts, ...]) -> set[str]:
     """Codes matched by a selector: ALL, a code, a prefix (TP3, TP30), a rule name or a TorchFix code."""
     key = selector.strip()
     upper = key.upper()
@@ -85,7 +84,7 @@ class Settings:
         return (tuple(self.select or ()), self.select is None, tuple(self.extend_select), tuple(self.ignore))
 
     def _compute_enabled_codes(self) -> set[str]:
-        rules = all_rules()
+        rules = rule_facts()
         if self.select is None:
             codes = {rule.code for rule in rules if not rule.opt_in}
         else:
@@ -101,12 +100,13 @@ class Settings:
     def codes_for(self, path: Path) -> frozenset[str]:
         """The enabled codes for one file: the selection less its per-file ignores (gitignore-style globs)."""
         codes = self.enabled_codes()
-        if self.per_file_ignores:
-            relative = _relative(path, self.project_root)
-            for pattern, selectors in self.per_file_ignores.items():
-                if _glob_matches(pattern, relative, path.name):
-                    for selector in selectors:
-                        codes = codes - expand_selector(selector, all_rules())
+        if not self.per_file_ignores:
+            return codes  # the same frozenset for every file: its hash is computed once (rules_for's key)
+        relative = _relative(path, self.project_root)
+        for pattern, selectors in self.per_file_ignores.items():
+            if _glob_matches(pattern, relative, path.name):
+                for selector in selectors:
+                    codes = codes - expand_selector(selector, rule_facts())
         return frozenset(codes)
 
     def result_key(self, path: Path) -> str:
@@ -128,11 +128,13 @@ class Settings:
         if key not in cache:
             from torchpatch.engine.checker import RuleIndex
 
-            cache[key] = RuleIndex([rule() for rule in all_rules() if rule.code in codes and rule.since() <= self.target])
+            # Each rule's module is imported when a file first holds a name it watches (rules/_manifest.py).
+            cache[key] = RuleIndex([LazyRule(facts) for facts in rule_facts()
+                                    if facts.code in codes and facts.since() <= self.target])
         return cache[key]
 
     def validate(self) -> None:
-        rules = all_rules()
+        rules = rule_facts()
         for selector in [*(self.select or []), *self.extend_select, *self.ignore,
                          *(s for selectors in self.per_file_ignores.values() for s in selectors)]:
             expand_selector(selector, rules)

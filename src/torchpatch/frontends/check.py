@@ -55,7 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also check files that .gitignore / .ignore exclude")
     parser.add_argument("--stdin-filename", type=Path, help="the path of the code read from stdin (with `-`)")
     parser.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
-                        help="processes to check files with (default: all cores)")
+                        help="processes to check files with (default: one per core when the files are enough "
+                             "work to pay for them, else 1)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     parser.add_argument("--cache-dir", type=Path, help="where the cache lives (default: .torchpatch_cache, "
                                                        "or $TORCHPATCH_CACHE_DIR)")
@@ -161,7 +162,7 @@ def _run_paths(args: argparse.Namespace, resolver: SettingsResolver, report: "_R
         print("warning: No Python files found under the given path(s)", file=sys.stderr)
 
     from torchpatch.engine import cache as result_cache
-    from torchpatch.engine.parallel import Mode, available_cores, check_files
+    from torchpatch.engine.parallel import Mode, check_files
 
     fixing = args.fix or args.diff
     mode = Mode(fix=fixing, unsafe_fixes=args.unsafe_fixes, add_todos=args.add_todos)
@@ -170,7 +171,7 @@ def _run_paths(args: argparse.Namespace, resolver: SettingsResolver, report: "_R
         cache = result_cache.ResultCache(args.cache_dir or result_cache.default_cache_dir(), mode.cache_name())
     progress = _Progress(len(files)) if _progress_wanted(args) else None
     try:
-        results = check_files(files, resolver.for_file, mode, args.jobs or available_cores(), cache,
+        results = check_files(files, resolver.for_file, mode, args.jobs, cache,
                               progress.update if progress else None)
     finally:
         if progress:
