@@ -183,3 +183,42 @@ def test_fsdp_state_dict_type_advice_fits_every_state_dict_type(old):
     LOCAL_STATE_DICT has none. The advice said `full_state_dict=True` whatever the call switched to."""
     [row] = [r for r in api_changes() if r.old == old]
     assert "FULL_STATE_DICT" in row.note and "SHARDED_STATE_DICT" in row.note and "LOCAL_STATE_DICT" in row.note
+
+
+def test_issue_23_names_warn_on_2_13_and_their_replacements_are_what_they_call():
+    """The rows added for issue #23 name calls torch 2.13 warns on, and the safe ones forward to the new name."""
+    torch = pytest.importorskip("torch")
+    import torch.distributed as dist
+    from torch.distributed import distributed_c10d
+
+    weight = torch.empty(3, 3)
+    calls = {
+        "torch.nn.init.normal": (lambda: torch.nn.init.normal(weight), "nn.init.normal_"),
+        "torch.nn.init.kaiming_uniform": (lambda: torch.nn.init.kaiming_uniform(weight), "nn.init.kaiming_uniform_"),
+        "torch.cuda.reset_max_memory_allocated": (torch.cuda.reset_max_memory_allocated, "resets /all/ peak"),
+        "torch.cuda.reset_max_memory_cached": (torch.cuda.reset_max_memory_cached, "resets /all/ peak"),
+        "torch.distributed.reduce_op": (lambda: dist.reduce_op.SUM, "use `torch.distributed.ReduceOp`"),
+        "torch.distributed._all_gather_base": (lambda: dist._all_gather_base(weight, weight), "private function"),
+        "torch.distributed._reduce_scatter_base": (lambda: dist._reduce_scatter_base(weight, weight), "private function"),
+        "torch.distributed.distributed_c10d._get_global_rank": (
+            lambda: distributed_c10d._get_global_rank(None, 0), "get_global_rank"),
+    }
+    for name, (call, text) in calls.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                call()
+            except (RuntimeError, AttributeError, ValueError, TypeError):
+                pass  # no accelerator or process group here: the deprecation warning comes first
+        assert any(text in str(w.message) for w in caught), f"{name} does not warn in {torch.__version__}"
+    assert dist.reduce_op.SUM is dist.ReduceOp.SUM
+    generator_state = torch.random.get_rng_state()
+    torch.manual_seed(0)
+    old = torch.nn.init.normal(torch.empty(4))
+    torch.manual_seed(0)
+    assert torch.equal(old, torch.nn.init.normal_(torch.empty(4)))
+    torch.random.set_rng_state(generator_state)
+    import typing
+
+    import torch.jit.annotations as annotations
+    assert annotations.Optional is typing.Optional and annotations.List is typing.List

@@ -193,6 +193,11 @@ class TableRule(Rule):
                 alias = "" if local == new_leaf else f" as {local}"
                 return [Edit(ctx.start(statement), ctx.end(statement), f"from {new_parent} import {new_leaf}{alias}")]
             return []
+        if isinstance(node, ast.Attribute) and old_parent == new_parent and row.new_module is None:
+            # a rename within the module (``nn.init.normal`` → ``nn.init.normal_``): only the last name
+            # changes, whatever alias reached the module
+            end = ctx.end(node)
+            return [Edit(end - len(old_leaf), end, new_leaf)]
         text, import_edits = ctx.name_for(row.new, row.new_module)
         return [*import_edits, Edit(ctx.start(node), ctx.end(node), text)]
 

@@ -82,6 +82,9 @@ class ApiChange:
     def phrase(self, target: Version) -> str:
         if self.silent and self.removed_in is None:
             # No release warns or documents a deprecation: say what it is, not "deprecated".
+            if self.new and self.new.split(".")[0] not in ("torch", "functorch"):
+                # ``torch.jit.annotations.Optional`` is ``typing.Optional``: not a PyTorch module at all
+                return "a silent re-export of the standard name (no release 2.4 … 2.15 warns)"
             return f"an old private path that silently re-exports the public module of PyTorch {self.deprecated_in}"
         if self.removed_in is not None and self.removed_in <= target:
             if self.deprecated_in is not None:

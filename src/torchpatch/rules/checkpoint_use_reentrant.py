@@ -33,12 +33,13 @@ class CheckpointUseReentrant(Rule):
 
     ## Which working code changes behaviour
     None, through 2.15: the default is still `use_reentrant=True` and the call only warns (the
-    announced error never came). The rule is therefore opt-in; enable it (`--extend-select TP401`)
-    to settle the warning and choose the variant on purpose.
+    announced error never came). The rule is on by default all the same: torch 2.13 warns on every
+    such call ("Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an
+    exception"), and the function is known from its qualified name, so every finding is a line
+    where torch warns.
     """
 
     code = "TP401"
-    opt_in = True
     name = "checkpoint-use-reentrant"
     summary = "`torch.utils.checkpoint` without `use_reentrant=` (warns since 2.1; default still True)"
     deprecated_in = v("2.1")
@@ -68,6 +69,9 @@ class CheckpointUseReentrant(Rule):
         'import torch\nfrom deepspeed import checkpointing\ny = checkpointing.checkpoint(block, x)\n',
         'import torch\ndef checkpoint(fn, *args):\n    return fn(*args)\ny = checkpoint(block, x)\n',
         Valid('import torch\nclass Block(torch.nn.Module):\n    def forward(self, x):\n        return self.checkpoint(self.inner, x)\n'),
+        Valid('import torch\nfrom torch.utils.checkpoint import checkpoint\nlayer = torch.nn.Linear(3, 3)\n'
+              'y = checkpoint(layer, torch.randn(2, 3, requires_grad=True), use_reentrant=False)\n',
+              torch_runs_clean=True),
     ]
     INVALID = [
         Invalid('import torch\ny = torch.utils.checkpoint.checkpoint(block, x)\n',
@@ -80,6 +84,11 @@ class CheckpointUseReentrant(Rule):
                 fixed='import torch.utils.checkpoint as cp\ny = cp.checkpoint_sequential(model, 2, x, use_reentrant=False)\n'),
         Invalid('from torch.utils import checkpoint\nouts = [checkpoint.checkpoint(layer, *inputs) for layer in layers]\n',
                 fixed='from torch.utils import checkpoint\nouts = [checkpoint.checkpoint(layer, *inputs, use_reentrant=False) for layer in layers]\n'),
+        Invalid('import torch\nfrom torch.utils.checkpoint import checkpoint\nlayer = torch.nn.Linear(3, 3)\n'
+                'y = checkpoint(layer, torch.randn(2, 3, requires_grad=True))\n',
+                fixed='import torch\nfrom torch.utils.checkpoint import checkpoint\nlayer = torch.nn.Linear(3, 3)\n'
+                      'y = checkpoint(layer, torch.randn(2, 3, requires_grad=True), use_reentrant=False)\n',
+                torch_warns="use_reentrant parameter should be passed explicitly"),
     ]
 
     def check_call(self, ctx, call, qualname):
