@@ -1,5 +1,5 @@
-"""The codes the engine reports itself, not a rule: TP001 (a file that was not checked) and TP100 (an unused
-``# noqa``). Their docs pages, ``torchpatch rule`` and the output formats all read them from here."""
+"""The codes the engine reports itself, not a rule: TP001 (a file that was not checked), TP002 (a warning torch
+gave at run time that no static rule covers) and TP100 (an unused ``# noqa``). Their docs pages, ``torchpatch rule`` and the output formats all read them from here."""
 
 from __future__ import annotations
 
@@ -61,7 +61,26 @@ UNUSED_NOQA = EngineCode(
                 "the `try`/`except ImportError` fallbacks that torchpatch does, so it may still report the line."),
 )
 
-ENGINE_CODES: dict[str, EngineCode] = {entry.code: entry for entry in (FILE_NOT_CHECKED, UNUSED_NOQA)}
+RUNTIME_WARNING = EngineCode(
+    code="TP002", name="torch-runtime-warning",
+    summary="A deprecation or behaviour-change warning torch gave while the code ran, that no static rule covers",
+    what_it_does=("Reports a line of your code where torch (or torchvision, torchaudio, torchao) gave a deprecation or "
+                  "behaviour-change warning during a run: recorded by the pytest plugin (`pytest --torchpatch`) or "
+                  "read from a saved log (`torchpatch check --from-warnings LOG`). A warning that a static rule covers "
+                  "is reported under that rule's code, with its fix; TP002 is for the rest: the message quotes "
+                  "torch's, and the report lists how often it fired and in which tests. When only a torch file is "
+                  "known (a plain pytest log, whose warning `stacklevel` pointed inside torch), the finding stands at "
+                  "that torch line and says to rerun the tests with `pytest --torchpatch`."),
+    why=("Static analysis cannot see everything torch warns about: a `uint8` mask, `x.T` on a 3-D tensor, "
+         "`F.softmax(x)` without `dim`, calls through objects built elsewhere. The warning is the ground truth that "
+         "the code depends on behaviour the next release changes or removes; tracked as a finding, it can be "
+         "counted, gated in CI (`--torchpatch-strict`) and turned into a static rule."),
+    example="import torch\n\nx = torch.ones(2, 3, 4)\ny = x.T  # UserWarning: The use of `x.T` on tensors of dimension other than 2 ...",
+    fix_safety=("No fix: the warning is only known from a run. Follow torch's message (quoted in the finding); the "
+                "`torch_message` field of the report holds it whole."),
+)
+
+ENGINE_CODES: dict[str, EngineCode] = {entry.code: entry for entry in (FILE_NOT_CHECKED, RUNTIME_WARNING, UNUSED_NOQA)}
 
 
 def engine_code(key: str) -> EngineCode | None:

@@ -146,6 +146,12 @@ def render_full(results: list[FileResult], unsafe_fixes: bool, style: Style = St
                 block.append(f"{pad} {style.gutter('=')} {style.help('help')}: {finding.fix.message}{unsafe}")
             elif finding.fix_unavailable:
                 block.append(f"{pad} {style.gutter('=')} {style.help('note')}: no fix offered: {finding.fix_unavailable}")
+            runtime = getattr(finding, "runtime", None)
+            if runtime is not None:
+                tests = len(runtime.tests)
+                block.append(f"{pad} {style.gutter('=')} {style.help('runtime')}: torch warned {runtime.count} "
+                             f"time{'s' * (runtime.count != 1)} in {tests} test{'s' * (tests != 1)}: "
+                             f"{' '.join(runtime.torch_message.split())}")
             block.append(f"{pad} {style.gutter('=')} docs: {finding.url}")
             blocks.append("\n".join(block))
     return "\n\n".join(blocks)
@@ -196,6 +202,9 @@ def finding_json(finding: Finding, result: FileResult) -> dict:
         entry["fix_unavailable"] = finding.fix_unavailable
     if finding.cell is not None:
         entry["cell"] = finding.cell
+    runtime = getattr(finding, "runtime", None)  # a warning torch gave while the code ran (engine/runtime.py)
+    if runtime is not None:
+        entry.update(runtime.to_json())
     return entry
 
 
@@ -414,6 +423,9 @@ def render_sarif(results: list[FileResult], rules: Iterable | None = None) -> st
             }
             if f.fix is not None:
                 entry["properties"] = {"fix": f.fix.message, "applicability": f.fix.applicability}
+            runtime = getattr(f, "runtime", None)
+            if runtime is not None:
+                entry.setdefault("properties", {}).update(runtime.to_json())
             sarif_results.append(entry)
     document = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
