@@ -283,7 +283,8 @@ def _platform_changes() -> list[Change]:
             action=f"Require torch>={advisory.fixed}.", events=((fixed, "changed"),),
             # TP304 (vulnerable-torch-pin) reports pins that only allow releases hit by the torch.load advisories.
             code="TP304" if pinned else None, name="vulnerable-torch-pin" if pinned else None,
-            note=f"source: {advisory.source}", detected=pinned, catalog=()))
+            note=f"source: {advisory.source}" + (f"; {advisory.note}" if advisory.note else ""),
+            verified=advisory.verified, detected=pinned, catalog=()))
     return changes
 
 
