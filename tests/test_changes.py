@@ -132,6 +132,77 @@ def test_search_with_only_stopwords_finds_nothing():
     assert search("what is the") == []
 
 
+#: Questions agents ask, and the answer that must come first (issue #26: "weights_only default" ranked TP301 6th).
+AGENT_QUERIES = [
+    ("weights_only default", "TP301"),
+    ("autocast cuda deprecated", "TP202"),
+    ("torch.cuda.amp.GradScaler", "TP202"),
+    ("use_reentrant", "TP401"),
+    ("TypedStorage", "TP223"),
+    ("sdp_kernel", "TP204"),
+    ("torch.load pickle", "TP302"),
+    ("FSDP", "TP213"),
+    ("what replaced torch.cuda.amp?", "TP202"),
+    ("export_for_training", "TP101:torch.export.export_for_training"),
+    ("torch.distributed._tensor", "TP201:torch.distributed._tensor"),
+    ("create_block_mask _compile", "TP220"),
+    ("varlen_attn is_causal", "TP110"),
+    ("error_on_graph_break", "TP420"),
+    ("trust_repo torch.hub", "TP303"),
+    ("tensor.storage() deprecated", "TP224"),
+    ("cache_size_limit", "TP222"),
+    ("profiler use_cuda", "TP112"),
+    ("lr_scheduler verbose", "TP111"),
+    ("enable_symm_mem_for_group", "TP214"),
+    ("torch.export strict", "TP430"),
+    ("allow_tf32", "TP421"),
+    ("pretrained torchvision", "TP600"),
+    ("MAGMA", "TP215"),
+    ("return_lse", "TP221"),
+    ("CXX11 ABI extension", "TP441"),
+    ("cu128 Volta", "platform:2.11:build-cu128-archs"),
+    ("torch.solve", "TP130"),
+    ("flex attention score_mod -inf", "TP510"),
+]
+
+
+@pytest.mark.parametrize("query, expected", AGENT_QUERIES, ids=[query for query, _ in AGENT_QUERIES])
+def test_agent_queries_rank_the_expected_answer_first(query, expected):
+    (first,) = search(query, limit=1)
+    assert (first.get("key") or first.get("code")) == expected
+
+
+@pytest.mark.parametrize("query, expected", [("GradScaler", {"TP202", "TP203"}),
+                                             ("TorchScript deprecated", {"TP210", "TP211"})])
+def test_agent_queries_with_two_right_answers(query, expected):
+    assert {result.get("code") for result in search(query, limit=2)} == expected
+
+
+def test_rules_rank_ahead_of_platform_facts_for_api_questions():
+    results = search("torch.load CVE advisory", limit=5)
+    assert results[0]["kind"] == "rule"
+    assert search("cu128 Volta sm_70", limit=1)[0]["kind"] == "platform"  # a machine question: the fact first
+
+
+def test_bm25_prefers_rare_words_and_saturates_repeats():
+    from torchpatch.knowledge import Bm25
+
+    index = Bm25([["torch", "load"], ["torch", "amp"], ["torch", "amp", "amp", "amp", "amp"], ["torch"]])
+    torch_only, rare = index.scores(["torch"]), index.scores(["load"])
+    assert max(torch_only) < max(rare)  # a word in every document says little
+    amp = index.scores(["amp"])
+    assert amp[2] > amp[1] and amp[2] < 2 * amp[1]  # repeats count, with diminishing returns
+    assert index.scores(["nothing"]) == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_advisories_say_whether_they_were_checked():
+    advisories = {change.key: change for change in all_changes() if change.key.startswith("advisory:")}
+    assert advisories["advisory:CVE-2025-32434"].verified
+    for key in ("advisory:CVE-2025-2999", "advisory:CVE-2025-3001"):
+        change = advisories[key]
+        assert not change.verified and "not checked" in change.note  # the flag and the note agree
+
+
 def test_safe_fix_counts_are_what_check_fix_applies(capsys, tmp_path):
     import shutil
 

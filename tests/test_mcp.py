@@ -41,9 +41,15 @@ def test_tools_are_read_only_and_typed():
         assert tool.description
     check = tools["check_code"].input_schema
     assert check["required"] == ["source"]
-    assert set(check["properties"]) == {"source", "filename", "target_torch", "min_torch", "select"}
+    assert set(check["properties"]) == {"source", "filename", "target_torch", "min_torch", "select", "limit", "offset"}
     area = tools["list_changes"].input_schema["properties"]["area"]
     assert "distributed" in json.dumps(area)
+    for tool in tools.values():
+        for name, schema in tool.input_schema["properties"].items():
+            assert schema.get("description"), (tool.name, name)  # every parameter says what it takes
+    for tool, name in (("plan_install", "gpu"), ("check_code", "select"), ("fix_code", "select")):
+        kinds = json.dumps(tools[tool].input_schema["properties"][name])
+        assert '"type": "string"' in kinds and '"type": "array"' in kinds, (tool, name)  # a scalar or a list
 
 
 def test_check_code_returns_the_json_findings():
@@ -91,9 +97,13 @@ def test_a_syntax_error_is_a_finding_not_a_crash():
 
 def test_explain_rule_and_search_knowledge():
     rule = call("explain_rule", {"code_or_name": "TOR102"}).structured_content
-    assert rule["code"] == "TP301" and rule["page"].startswith("# torch-load-without-weights-only (TP301)")
+    assert rule["code"] == "TP301" and rule["fix"] and rule["example"]["outdated"]
+    page = call("explain_rule", {"code_or_name": "TOR102", "detail": "full"}).structured_content
+    assert page["page"].startswith("# torch-load-without-weights-only (TP301)")
     table = call("explain_rule", {"code_or_name": "removed-api"}).structured_content
-    assert len(table["rows"]) > 40 and table["removed_in"] is None  # each row has its versions
+    assert table["rows"]["count"] > 40 and "detail=\"rows\"" in table["rows"]["all"]
+    rows = call("explain_rule", {"code_or_name": "removed-api", "detail": "rows"}).structured_content
+    assert rows["paging"]["total"] == table["rows"]["count"] and all(row["removed_in"] for row in rows["rows"])
     found = call("search_knowledge", {"query": "what replaced torch.cuda.amp?"}).structured_content
     assert found["results"][0]["code"] == "TP202"
 
@@ -101,7 +111,7 @@ def test_explain_rule_and_search_knowledge():
 def test_list_changes_between_releases():
     result = call("list_changes", {"from_version": "2.10", "to_version": "2.11", "area": "platforms"})
     data = result.structured_content
-    assert data["count"] == len(data["changes"]) > 0
+    assert data["paging"]["total"] == len(data["changes"]) > 0
     assert any(change["key"] == "platform:2.11:pypi-default" for change in data["changes"])
 
 
@@ -129,7 +139,7 @@ def test_audit_checkpoint_is_confined_to_the_working_directory(tmp_path, monkeyp
     ("check_code", {"source": "x = 1\n", "filename": "notes.txt"}, ".py or .pyi"),
     ("explain_rule", {"code_or_name": "TP999"}, "unknown rule"),
     ("list_changes", {"from_version": "2.11", "to_version": "2.6"}, "must be older"),
-    ("plan_install", {"gpu": ["banana"]}, "not a GPU architecture"),
+    ("plan_install", {"gpu": ["banana"]}, "not a GPU name torchpatch knows"),
 ], ids=["target", "select", "filename", "rule", "window", "gpu"])
 def test_bad_arguments_are_tool_errors(name, arguments, message):
     result = call(name, arguments)
@@ -208,3 +218,150 @@ def test_check_code_matches_the_cli_on_real_files(name, capsys):
     assert [{**entry, "filename": str(path.resolve())} for entry in result["findings"]] == expected
     fixed = call("fix_code", {"source": path.read_text(encoding="utf-8"), "unsafe": True}).structured_content
     assert call("check_code", {"source": fixed["fixed_source"]}).structured_content["findings"] == fixed["remaining"]
+
+
+# -- answers that fit a context window (issue #26) --------------------------------------------------
+BUDGET = 8_000
+#: Requests an agent sends while upgrading a project; each answer must fit the budget.
+AGENT_REQUESTS = [
+    ("list_changes", {"from_version": "2.4", "to_version": "2.15"}),
+    ("list_changes", {"from_version": "2.4", "to_version": "2.15", "area": "platforms"}),
+    ("list_changes", {"from_version": "2.6", "to_version": "2.11", "kind": "api-change", "limit": 50}),
+    ("explain_rule", {"code_or_name": "TP201"}),
+    ("explain_rule", {"code_or_name": "TP201", "detail": "full"}),
+    ("explain_rule", {"code_or_name": "TP201", "detail": "rows", "limit": 50}),
+    ("explain_rule", {"code_or_name": "TP104"}),
+    ("explain_rule", {"code_or_name": "TP201", "detail": "full", "offset": 7000}),
+    ("search_knowledge", {"query": "torch.align_tensors"}),
+    ("search_knowledge", {"query": "deprecated", "limit": 50}),
+    ("search_knowledge", {"query": "weights_only default"}),
+    ("check_code", {"source": "import torch\n" + "state = torch.load('a.pt')\n" * 300}),
+    ("fix_code", {"source": OLD_AMP * 60}),
+    ("plan_install", {"gpu": ["V100", "H100", "RTX 4090"], "python": "3.12"}),
+]
+
+
+@pytest.mark.parametrize("name, arguments", AGENT_REQUESTS, ids=lambda value: value if isinstance(value, str) else "")
+def test_every_answer_fits_the_budget_and_the_text_is_a_summary(name, arguments):
+    result = call(name, arguments)
+    assert not result.is_error, result.content[0].text
+    data = json.dumps(result.structured_content, ensure_ascii=False)
+    assert len(data) <= BUDGET, (name, len(data))
+    text = result.content[0].text
+    assert len(text) <= 500 and text != data and "\n" not in text  # a human line, not a second copy
+
+
+def test_list_changes_pages_and_counts_what_it_left_out():
+    first = call("list_changes", {"from_version": "2.4", "to_version": "2.15", "limit": 10}).structured_content
+    paging = first["paging"]
+    assert paging["returned"] == len(first["changes"]) == 10 and paging["left_out"] == paging["total"] - 10
+    assert sum(first["counts"]["by_area"].values()) == paging["total"]
+    second = call("list_changes", {"from_version": "2.4", "to_version": "2.15", "limit": 10,
+                                   "offset": paging["next_offset"]}).structured_content
+    assert not {c["key"] for c in first["changes"]} & {c["key"] for c in second["changes"]}
+    keys, offset = [], 0
+    while offset is not None:
+        page = call("list_changes", {"from_version": "2.4", "to_version": "2.15", "limit": 50,
+                                     "offset": offset}).structured_content
+        keys += [change["key"] for change in page["changes"]]
+        offset = page["paging"]["next_offset"]
+    assert len(keys) == len(set(keys)) == paging["total"]  # paging reaches every change once
+    platform = call("list_changes", {"from_version": "2.4", "to_version": "2.15", "kind": "platform"}).structured_content
+    assert {change["kind"] for change in platform["changes"]} == {"platform"}
+
+
+def test_search_knowledge_pages_and_filters():
+    first = call("search_knowledge", {"query": "deprecated", "limit": 5}).structured_content
+    assert len(first["results"]) == 5 and first["paging"]["left_out"] > 0
+    rows = call("search_knowledge", {"query": "deprecated", "kind": "api-change"}).structured_content
+    assert rows["results"] and {result["kind"] for result in rows["results"]} == {"api-change"}
+    dist = call("search_knowledge", {"query": "deprecated", "area": "distributed"}).structured_content
+    assert {result["area"] for result in dist["results"]} == {"distributed"}
+    # the wheel rule that watches thousands of names answers with its summary, not its name list
+    hit = call("search_knowledge", {"query": "torch.align_tensors"}).structured_content["results"]
+    assert any(result.get("code") == "TP104" for result in hit) and all("watches" not in result for result in hit)
+
+
+def test_explain_rule_summarises_long_name_lists():
+    data = call("explain_rule", {"code_or_name": "TP104"}).structured_content
+    assert data["watches"]["count"] > 100 and len(data["watches"]["first"]) <= 8
+    assert data["watches"]["left_out"] == data["watches"]["count"] - len(data["watches"]["first"])
+    page = call("explain_rule", {"code_or_name": "TP201", "detail": "full"}).structured_content
+    pieces, offset = [page["page"]], page["paging"]["next_offset"]
+    while offset is not None:
+        page = call("explain_rule", {"code_or_name": "TP201", "detail": "full", "offset": offset}).structured_content
+        pieces.append(page["page"])
+        offset = page["paging"]["next_offset"]
+    from torchpatch.docs import render_rule_page
+    from torchpatch.rules import rule_by_code_or_name
+
+    assert "".join(pieces) == render_rule_page(rule_by_code_or_name("TP201"))  # the pieces are the whole page
+
+
+@pytest.mark.parametrize("gpu, arch", [
+    ("V100", "sm_70"), ("Tesla V100-SXM2-16GB", "sm_70"), ("T4", "sm_75"), ("A100", "sm_80"),
+    ("NVIDIA A100-SXM4-80GB", "sm_80"), ("A10G", "sm_86"), ("RTX 3090", "sm_86"), ("L4", "sm_89"),
+    ("NVIDIA GeForce RTX 4090", "sm_89"), ("H100", "sm_90"), ("NVIDIA H100 80GB HBM3", "sm_90"), ("H200", "sm_90"),
+    ("B200", "sm_100"), ("RTX 5090", "sm_120"), ("sm_86", "sm_86"), ("8.9", "sm_89"),
+])
+def test_plan_install_takes_gpu_names_and_a_scalar(gpu, arch):
+    result = call("plan_install", {"gpu": gpu, "python": "3.12"})
+    assert not result.is_error, result.content[0].text
+    assert [entry["arch"] for entry in result.structured_content["gpus"]] == [arch]
+
+
+def test_plan_install_takes_a_comma_list_and_says_what_the_names_meant():
+    data = call("plan_install", {"gpu": "V100, RTX 5090", "python": "3.12"}).structured_content
+    assert [gpu["arch"] for gpu in data["gpus"]] == ["sm_70", "sm_120"]
+    assert data["gpu_names"][1] == {"gpu": "RTX 5090", "model": "GeForce RTX 50 series", "arch": "sm_120"}
+
+
+def test_select_takes_a_scalar():
+    source = "import torch\nstate = torch.load('a.pt')\nsteps = torch.range(0, 3)\n"
+    data = call("check_code", {"source": source, "select": "TP301"}).structured_content
+    assert [finding["code"] for finding in data["findings"]] == ["TP301"]
+    assert call("check_code", {"source": source, "select": "TP301,TP250"}).structured_content["paging"]["total"] == 2
+
+
+@pytest.mark.parametrize("name, arguments, message", [
+    ("plan_install", {"gpu": "MI300X"}, "AMD"),
+    ("plan_install", {"gpu": "banana"}, "nvidia-smi --query-gpu=compute_cap"),
+    ("plan_install", {"gpu": 5}, "gpu: got int 5"),
+    ("plan_install", {}, "gpu: missing (required)"),
+    ("search_knowledge", {"query": "amp", "limit": "ten"}, "limit:"),
+    ("search_knowledge", {"query": "amp", "limit": 500}, "limit 500: give 1 to 50"),
+    ("list_changes", {"from_version": "2.4", "to_version": "2.15", "area": "gpu"}, "area:"),
+    ("explain_rule", {"code_or_name": "TP301", "detail": "rows"}, "not a table rule"),
+], ids=["amd", "unknown-gpu", "gpu-type", "gpu-missing", "limit-type", "limit-range", "area", "rows"])
+def test_invalid_input_is_one_actionable_line(name, arguments, message):
+    result = call(name, arguments)
+    assert result.is_error
+    text = result.content[0].text
+    assert message in text and "\n" not in text and len(text) < 400, text
+
+
+def test_check_code_says_which_opt_in_rules_would_also_fire():
+    """The two warnings torch 2.13 still printed after an agent's migration: opt-in rules TP401 and TP224."""
+    source = ("import torch\nfrom torch.utils.checkpoint import checkpoint\n\n"
+              "def run(block, x):\n    y = checkpoint(block, x)\n    return y.storage()\n")
+    result = call("check_code", {"source": source})
+    data = result.structured_content
+    assert data["findings"] == []
+    assert data["opt_in"]["count"] == 2 and set(data["opt_in"]["codes"]) == {"TP224", "TP401"}
+    assert "TP224" in result.content[0].text and "select" in result.content[0].text
+    everything = call("check_code", {"source": source, "select": ["ALL"]}).structured_content
+    assert {finding["code"] for finding in everything["findings"]} == {"TP224", "TP401"}
+    assert everything["opt_in"]["count"] == 0
+
+
+def test_a_long_fix_comes_as_a_diff_in_pieces():
+    source = OLD_AMP * 60
+    first = call("fix_code", {"source": source}).structured_content
+    assert "fixed_source" not in first and "include=\"source\"" in first["fixed_source_omitted"]
+    pieces, offset = [first["diff"]], first["text_paging"]["next_offset"]
+    while offset is not None:
+        page = call("fix_code", {"source": source, "include": "diff", "offset": offset}).structured_content
+        pieces.append(page["diff"])
+        offset = page["text_paging"]["next_offset"]
+    whole = "".join(pieces)
+    assert whole.startswith("--- a/snippet.py") and whole.count('+with torch.amp.autocast("cuda"') == 60

@@ -283,7 +283,8 @@ def _platform_changes() -> list[Change]:
             action=f"Require torch>={advisory.fixed}.", events=((fixed, "changed"),),
             # TP304 (vulnerable-torch-pin) reports pins that only allow releases hit by the torch.load advisories.
             code="TP304" if pinned else None, name="vulnerable-torch-pin" if pinned else None,
-            note=f"source: {advisory.source}", detected=pinned, catalog=()))
+            note=f"source: {advisory.source}" + (f"; {advisory.note}" if advisory.note else ""),
+            verified=advisory.verified, detected=pinned, catalog=()))
     return changes
 
 
@@ -325,6 +326,20 @@ def change_for_finding(code: str, message: str) -> Change | None:
 # -- search --------------------------------------------------------------------------------------
 _STOPWORDS = frozenset("a an and are by can do does for from how i in is it my of on or replaced replaces "
                        "replacement the to use used what when where which why with instead new old now".split())
+_SUFFIXES = ("ations", "ation", "ated", "ates", "ating", "ing", "ed", "es", "s")
+#: A rule watching more names than this (the wheel-data rules watch thousands) is not indexed by them:
+#: they would drown its prose; an exact name in the query still finds it.
+_MAX_INDEXED_NAMES = 40
+#: Platform facts answer machine questions; for a question that names an API, rules and rows come first.
+_PLATFORM_WEIGHT = 0.5
+KINDS = ("rule", "api-change", "platform")
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if len(word) - len(suffix) >= 4 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
 
 
 def _terms(query: str) -> list[str]:
@@ -332,35 +347,169 @@ def _terms(query: str) -> list[str]:
             if term.strip(".") and term not in _STOPWORDS]
 
 
-def _rule_haystack(rule: type[Rule]) -> tuple[str, str]:
-    names = " ".join(sorted(rule.calls | rule.references_to | rule.methods | rule.attributes_assigned)).lower()
-    words = " ".join((rule.code, rule.name, rule.summary, rule.prose(), " ".join(rule.catalog_ids))).lower()
-    return names, words
+def search_tokens(text: str) -> list[str]:
+    """Words for ranking: a dotted or snake_case name counts whole and by its parts (stemmed, no stopwords)."""
+    tokens: list[str] = []
+    for term in _terms(text):
+        term = term.strip("._")
+        if not term:
+            continue
+        parts = [part for part in re.split(r"[._]+", term) if part and part not in _STOPWORDS]
+        if len(parts) > 1:
+            tokens.append(term)
+        for part in parts:
+            tokens.append(_stem(part))
+            versioned = re.fullmatch(r"([a-z]{3,})\d+", part)  # "fsdp2" is also about "fsdp"
+            if versioned:
+                tokens.append(versioned.group(1))
+    return tokens
 
 
-def search(query: str, limit: int = 20) -> list[dict[str, Any]]:
-    """Rules and API-table rows whose names, old/new APIs or messages match the query, best first."""
-    terms = [term.strip(".") for term in _terms(query)]
-    if not terms:
-        return []
-    scored: list[tuple[int, str, dict[str, Any]]] = []
+class Bm25:
+    """Okapi BM25 over pre-tokenised documents (k1 = 1.2; b = 0.5, below the usual 0.75: a rule with long prose is not a worse answer)."""
+
+    def __init__(self, documents: list[list[str]], k1: float = 1.2, b: float = 0.5) -> None:
+        import math
+        from collections import Counter
+
+        self.k1, self.b = k1, b
+        self.frequencies = [Counter(tokens) for tokens in documents]
+        self.lengths = [len(tokens) for tokens in documents]
+        self.average_length = (sum(self.lengths) / len(documents)) if documents else 0.0
+        containing = Counter(token for counts in self.frequencies for token in counts)
+        total = len(documents)
+        # The BM25+ style idf floor keeps a word found in most documents from scoring below zero.
+        self.idf = {token: math.log(1 + (total - count + 0.5) / (count + 0.5)) for token, count in containing.items()}
+
+    def scores(self, query: list[str]) -> list[float]:
+        results = []
+        for counts, length in zip(self.frequencies, self.lengths):
+            norm = self.k1 * (1 - self.b + self.b * length / self.average_length) if self.average_length else self.k1
+            results.append(sum(self.idf[token] * counts[token] * (self.k1 + 1) / (counts[token] + norm)
+                               for token in set(query) if token in counts))
+        return results
+
+
+@dataclass(frozen=True)
+class SearchEntry:
+    """One searchable thing: a rule, an API-table row or a platform fact, and its answer JSON."""
+
+    kind: str
+    key: str
+    area: str
+    tokens: tuple[str, ...]
+    names: frozenset[str]  # exact API names it is about (lowercase)
+    answer: dict[str, Any] = field(compare=False, hash=False)
+
+
+def _weighted(*fields: tuple[str, int]) -> tuple[str, ...]:
+    """Tokens of each field, repeated by its weight (titles count more than prose)."""
+    tokens: list[str] = []
+    for text, weight in fields:
+        tokens.extend(search_tokens(text) * weight)
+    return tuple(tokens)
+
+
+def rule_summary_json(rule: type[Rule]) -> dict[str, Any]:
+    """What a search hit or a list needs of a rule: no watched-name lists, no rows."""
+    table = is_table_rule(rule)
+    entry: dict[str, Any] = {
+        "kind": "rule", "code": rule.code, "name": rule.name, "summary": rule.summary,
+        "area": None if table else rule_area(rule), "versions": "PyTorch: " + versions_text(rule),
+        "fix": rule.fix_safety, "opt_in": rule.opt_in, "url": rule.url(),
+    }
+    torch_message = getattr(rule, "torch_message", None)
+    if torch_message:
+        entry["torch_message"] = torch_message
+    return entry
+
+
+def change_summary_json(change: Change) -> dict[str, Any]:
+    """A change without its examples and URLs: the fields an agent acts on."""
+    entry: dict[str, Any] = {
+        "kind": "api-change" if change.source == "api-table" else change.source, "key": change.key,
+        "area": change.area, "title": change.title, "action": change.action,
+        "events": [{"version": str(version), "kind": what} for version, what in change.events],
+        "handling": change.handling(),
+    }
+    for name in ("code", "old", "new"):
+        if getattr(change, name):
+            entry[name] = getattr(change, name)
+    if not change.verified:
+        entry["verified"] = False
+    if change.note:
+        entry["note"] = change.note
+    return entry
+
+
+@lru_cache(maxsize=1)
+def search_entries() -> tuple[SearchEntry, ...]:
+    """Rules (titles, prose, watched names, torch's warning text), API rows and platform facts, to rank."""
+    entries: list[SearchEntry] = []
     for rule in all_rules():
         if is_table_rule(rule):
             continue
-        names, words = _rule_haystack(rule)
-        score = sum(5 if term in names else (2 if term in words else 0) for term in terms)
-        if score:
-            scored.append((score, rule.code, {"kind": "rule", **rule_metadata(rule, with_rows=False)}))
+        watched = rule.calls | rule.references_to | rule.methods | rule.attributes_assigned
+        indexed = " ".join(sorted(watched | rule.dependencies)) if len(watched) <= _MAX_INDEXED_NAMES else ""
+        outdated = " ".join(example_code(example) for example in rule.INVALID[:3])
+        tokens = _weighted((f"{rule.code} {rule.name} {rule.summary}", 3), (indexed, 2),
+                           (getattr(rule, "torch_message", None) or "", 2), (" ".join(rule.catalog_ids), 1),
+                           (rule.prose(), 1), (outdated, 1))
+        entries.append(SearchEntry("rule", rule.code, rule_area(rule), tokens,
+                                   frozenset(name.lower() for name in watched), rule_summary_json(rule)))
     for change in all_changes():
-        if change.source != "api-table":
+        if change.source == "rule":
             continue
-        names = f"{change.old} {change.new or ''}".lower()
-        words = f"{change.title} {change.note} {' '.join(change.catalog)}".lower()
-        score = sum(5 if term in names else (2 if term in words else 0) for term in terms)
-        if score:
-            scored.append((score, change.key, {"kind": "api-change", **change.as_json()}))
-    scored.sort(key=lambda item: (-item[0], item[1]))
-    return [entry for _, _, entry in scored[:limit]]
+        if change.source == "api-table":
+            tokens = _weighted((f"{change.old} {change.new or ''}", 3), (change.title, 2),
+                               (f"{change.note} {' '.join(change.catalog)}", 1))
+            names = frozenset(name.lower() for name in (change.old, change.new) if name)
+        else:
+            tokens = _weighted((change.title, 2), (f"{change.action} {change.note}", 1))
+            names = frozenset()
+        entries.append(SearchEntry("api-change" if change.source == "api-table" else "platform", change.key,
+                                   change.area, tokens, names, change_summary_json(change)))
+    return tuple(entries)
+
+
+@lru_cache(maxsize=1)
+def _index() -> Bm25:
+    return Bm25([list(entry.tokens) for entry in search_entries()])
+
+
+def ranked(query: str, kind: str | None = None, area: str | None = None) -> list[tuple[float, SearchEntry]]:
+    """Every entry that matches the query, best first (BM25; an exact API name counts most).
+
+    For a question that names an API (a dotted or snake_case word, or a name some rule watches) platform
+    facts rank at half weight, so the rule that finds the API in code comes first.
+    """
+    tokens = search_tokens(query)
+    if not tokens:
+        return []
+    exact = {term.strip("._") for term in _terms(query)}
+    entries = search_entries()
+    names_asked = any(term in entry.names for entry in entries for term in exact)
+    asks_api = names_asked or any("." in term or "_" in term for term in exact)
+    results = []
+    for entry, score in zip(entries, _index().scores(tokens)):
+        if (kind is not None and entry.kind != kind) or (area is not None and entry.area != area):
+            continue
+        # A query naming exactly what an entry is about: as strong as every other word together.
+        matched = exact & entry.names
+        if matched:
+            score += 4.0 * len(matched) + score
+        if entry.kind == "platform" and asks_api:
+            score *= _PLATFORM_WEIGHT
+        if score > 0:
+            results.append((score, entry))
+    order = {name: index for index, name in enumerate(KINDS)}
+    results.sort(key=lambda item: (-round(item[0], 6), order[item[1].kind], item[1].key))
+    return results
+
+
+def search(query: str, limit: int = 20, kind: str | None = None, area: str | None = None) -> list[dict[str, Any]]:
+    """Rules, API-table rows and platform facts that match the query, best first (their summary JSON)."""
+    return [{**entry.answer, "score": round(score, 2)} for score, entry in ranked(query, kind, area)[:limit]]
 
 
 # -- the one export -------------------------------------------------------------------------------

@@ -178,6 +178,9 @@ class Advisory:
     severity: str
     summary: str
     source: str
+    #: Read in the official advisory (GitHub Advisory Database, NVD); False for second-hand summaries.
+    verified: bool = False
+    note: str = ""
 
     def affects(self, torch_version: str) -> bool:
         return dotted(_release_part(torch_version)) < dotted(self.fixed)
@@ -333,9 +336,56 @@ def cves() -> tuple[Advisory, ...]:
             severity=row["severity"],
             summary=row["summary"],
             source=row["source"],
+            verified=bool(row.get("verified", False)),
+            note=row.get("note", ""),
         )
         for row in _table()["advisory"]
     )
+
+
+@dataclass(frozen=True)
+class GpuName:
+    """A GPU as people name it ("RTX 4090", "H100") and its architecture: an NVIDIA compute capability or an AMD gfx target."""
+
+    name: str
+    names: tuple[str, ...]
+    arch: tuple[int, int] | None  # NVIDIA compute capability
+    gfx: str | None  # AMD LLVM target (ROCm builds)
+    source: str
+
+    @property
+    def vendor(self) -> str:
+        return "amd" if self.gfx else "nvidia"
+
+
+#: Words that do not tell GPUs apart: the vendor and brand, form factors and memory sizes ("H100 SXM5 80GB").
+_GPU_NOISE = re.compile(r"\b(?:nvidia|amd|geforce|tesla|radeon|instinct|quadro(?= rtx)|sxm\d?|pcie|nvl|hgx|dgx(?! spark)"
+                        r"|hbm\d*e?|blackwell|generation|mezzanine|oam|max-q|mobile|laptop|workstation( edition)?|server( edition)?|\d+ ?gb|gpu)\b")
+
+
+def gpu_name_key(text: str) -> str:
+    """``"NVIDIA GeForce RTX 4090"`` → ``"rtx4090"``: the name without vendor, brand, form factor or spacing."""
+    text = _GPU_NOISE.sub(" ", str(text).lower().replace("-", " "))
+    return re.sub(r"[^a-z0-9]+", "", text)
+
+
+@lru_cache(maxsize=1)
+def gpu_names() -> tuple[GpuName, ...]:
+    """The GPU name table: marketing names → architecture, oldest first."""
+    return tuple(
+        GpuName(name=row["name"], names=tuple(row["names"]),
+                arch=capability(row["arch"]) if "arch" in row else None, gfx=row.get("gfx"), source=row["source"])
+        for row in _table().get("gpu_name", ())
+    )
+
+
+@lru_cache(maxsize=None)
+def gpu_by_name(text: str) -> GpuName | None:
+    """The row a GPU name such as "V100", "Tesla T4", "RTX 5090" or "H100 SXM5 80GB" names; None if unknown."""
+    key = gpu_name_key(text)
+    if not key:
+        return None
+    return next((row for row in gpu_names() if key in {gpu_name_key(name) for name in row.names}), None)
 
 
 def sources() -> dict[str, str]:

@@ -87,13 +87,17 @@ class ProfilerUseCuda(Rule):
         if argument is None:
             return
         kineto = qualname in _KINETO
+        # The rule's deprecated_in (1.8) is torch.profiler's FutureWarning (1.8.1); the autograd profiler's
+        # own warning ("will be deprecated soon") is in every wheel from 2.4.1: the message names which one.
         if kineto:
-            since, replacement = "1.8.1", "`activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]`"
+            api, since, replacement = ("torch.profiler.profile", "1.8.1",
+                                       "`activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]`")
         else:
-            since, replacement = "2.4", "`use_device=\"cuda\"`"
+            api, since, replacement = "torch.autograd.profiler.profile", "2.4", "`use_device=\"cuda\"`"
         removed = f"removed in PyTorch {self.removed_in}" if ctx.target >= self.removed_in \
             else f"removed in {self.removed_in}"
-        message = f"`profile(use_cuda=...)` is deprecated since PyTorch {since}, {removed} (TypeError); use {replacement}"
+        message = (f"`{api}(use_cuda=...)` is deprecated since PyTorch {since}, {removed} (TypeError); "
+                   f"use {replacement}")
         yield ctx.diagnostic(argument, message, self._fix(ctx, call, argument, kineto))
 
     def _fix(self, ctx, call, argument, kineto: bool) -> Fix | None:
