@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from torchpatch.engine.config import ConfigError, Overrides, SettingsResolver
-from torchpatch.engine.discover import DEFAULT_EXCLUDE, FileFilter, discover
+from torchpatch.engine.discover import DEFAULT_EXCLUDE, FileFilter, discover, explicitly_excluded
 from torchpatch.engine.linter import FileResult, check_file, fix_allowed
 from torchpatch.engine.settings import Settings
 from torchpatch.engine.writer import fixed_content, original_content, write_fixed
@@ -24,6 +24,8 @@ OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif")
 HUMAN_FORMATS = ("full", "concise")
 #: A progress bar appears only once a run has taken this long (and only on a terminal).
 PROGRESS_AFTER_S = 1.0
+#: Paths were named but none held a file to check: not a clean run (see _nothing_checked_is_an_error).
+EXIT_NOTHING_CHECKED = 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -157,6 +159,7 @@ def _run_paths(args: argparse.Namespace, resolver: SettingsResolver, report: "_R
             raise _usage_error(f"{path}: no such file or directory")
     files = discover(paths, lambda folder: file_filter(resolver.for_folder(folder)),
                      respect_gitignore=args.respect_gitignore, force_exclude=args.force_exclude)
+    nothing_checked = report.nothing_checked = not files and _nothing_checked_is_an_error(args, resolver)
     if not files:
         print("warning: No Python files found under the given path(s)", file=sys.stderr)
 
@@ -177,7 +180,20 @@ def _run_paths(args: argparse.Namespace, resolver: SettingsResolver, report: "_R
             progress.close()
     if cache is not None:
         cache.save()
-    return report.finish(results)
+    code = report.finish(results)
+    return EXIT_NOTHING_CHECKED if nothing_checked else code
+
+
+def _nothing_checked_is_an_error(args: argparse.Namespace, resolver: SettingsResolver) -> bool:
+    """Paths were named and none held a file to check: a CI job must not go green on code it never read
+    (ruff exits 0 here). Not when no path was named, and not when --force-exclude dropped every named path on
+    purpose (pre-commit naming only excluded files)."""
+    if not args.paths:
+        return False
+    if args.force_exclude:
+        return not all(explicitly_excluded(path, lambda folder: file_filter(resolver.for_folder(folder)))
+                       for path in args.paths)
+    return True
 
 
 def _run_scan(args: argparse.Namespace, resolver: SettingsResolver, report: "_Report") -> int:
@@ -248,6 +264,7 @@ class _Report:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.stdin_data: bytes | None = None
+        self.nothing_checked = False  # paths were named but held no file: "All checks passed!" would lie
         self.machine = args.output_format not in HUMAN_FORMATS
 
     def finish(self, results: list[FileResult]) -> int:
@@ -297,7 +314,7 @@ class _Report:
                 if todos and not args.quiet:
                     print(f"Added {todos} TODO(torchpatch) comment{'s' * (todos != 1)}.", file=sys.stderr)
                 remaining = unwritten + sum(len(r.findings) for r in results) + sum(1 for r in results if r.error is not None)
-                if not args.quiet and not self.machine:
+                if not args.quiet and not self.machine and not self.nothing_checked:
                     _print_summary(results, remaining, fixed_total, args, target, style)
                 if args.output_format == "github" and formats.github_step_summary_path():
                     _append_step_summary(results)
