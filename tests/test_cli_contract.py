@@ -87,18 +87,35 @@ def test_diff_honours_output_format_and_statistics(project, capsys):
 
 
 @pytest.mark.parametrize("layout", ["empty", "only-excluded", "only-gitignored"])
-def test_nothing_checked_warns_and_exits_0(project, capsys, layout):
+def test_nothing_checked_under_named_paths_warns_and_exits_2(project, capsys, layout):
+    # ruff warns and exits 0; a CI job that named a folder must not go green on code it never read (issue #25).
     (project / "src").mkdir()
     if layout == "only-excluded":
         write(project / "src" / "build" / "m.py", LOAD)
     if layout == "only-gitignored":
+        (project / ".git").mkdir()
         write(project / ".gitignore", "generated/\n")
         write(project / "src" / "generated" / "m.py", LOAD)
-    assert main(["check", "--isolated", "src"]) == 0
+    assert main(["check", "--isolated", "src"]) == 2
     captured = capsys.readouterr()
-    assert "warning: No Python files found" in captured.err
-    assert main(["check", "--isolated", "--output-format", "json", "src"]) == 0
+    assert "warning: No Python files found under the given path(s)" in captured.err
+    assert "All checks passed!" not in captured.out + captured.err
+    assert main(["check", "--isolated", "--exit-zero", "--output-format", "json", "src"]) == 2
     assert json.loads(capsys.readouterr().out) == []
+
+
+def test_nothing_checked_without_named_paths_or_by_force_exclude_exits_0(project, capsys, monkeypatch):
+    write(project / "torchpatch.toml", 'extend-exclude = ["migrations"]\n')
+    write(project / "migrations" / "m1.py", LOAD)
+    (project / "empty").mkdir()
+    monkeypatch.chdir(project / "empty")
+    assert main(["check"]) == 0  # nothing named: ruff's warning and exit 0
+    assert "warning: No Python files found" in capsys.readouterr().err
+    monkeypatch.chdir(project)
+    # pre-commit names only excluded files: nothing was meant to be checked
+    assert main(["check", "--force-exclude", "migrations/m1.py"]) == 0
+    assert "warning: No Python files found" in capsys.readouterr().err
+    assert main(["check", "--force-exclude", "migrations/m1.py", "empty"]) == 2
 
 
 def test_malformed_pyproject_is_exit_2_naming_file_and_line(project, capsys):

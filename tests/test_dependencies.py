@@ -66,7 +66,7 @@ def test_min_torch_is_the_oldest_install_any_requirements_file_allows(tmp_path):
     (tmp_path / "requirements" / "typing.txt").write_text("mypy==1.17.1\ntorch ==2.8.0\n")
     (tmp_path / "requirements-docs.txt").write_text("torch\n")  # no version: says nothing
     version, where = min_torch_from_pins(tmp_path)
-    assert (str(version), where) == ("2.4", "base.txt")
+    assert (str(version), where) == ("2.4", "requirements/base.txt")  # named from the project root
 
 
 def test_constraint_files_bound_every_install(tmp_path):

@@ -95,3 +95,69 @@ def test_explicit_files_each_once_whatever_way_they_are_named(project):
             expected.append(path)
     assert found == sorted(expected, key=lambda p: f"{os.path.realpath(p.parent)}/{p.name}")
     assert found == [Path("missing.py"), Path("pkg/a.py"), Path("pkg/missing.py"), Path("pkg/sub/b.py")]
+
+
+# -- a path named on the command line is checked, whatever an ignore file above it says (issue #25) --------
+
+def test_a_named_folder_under_a_gitignored_parent_is_checked(project, capsys, monkeypatch):
+    write(project / ".gitignore", "vendor/\n*.gen.py\n")
+    write(project / "vendor" / "lib" / "a.py")
+    write(project / "vendor" / "lib" / "b.gen.py")  # the parent's patterns still filter the folder's contents
+    write(project / "vendor" / "lib" / ".gitignore", "local.py\n")
+    write(project / "vendor" / "lib" / "local.py")
+    write(project / "main.py")
+    assert checked(capsys, ".") == ["main.py"]
+    assert checked(capsys, "vendor/lib") == ["vendor/lib/a.py"]
+    assert checked(capsys, "vendor") == ["vendor/lib/a.py"]
+    assert main(["check", "vendor/lib"]) == 1
+    capsys.readouterr()
+    monkeypatch.chdir(project / "vendor" / "lib")
+    assert main(["check", "--output-format", "json", "."]) == 1
+    assert [Path(f["filename"]).name for f in json.loads(capsys.readouterr().out)] == ["a.py"]
+
+
+def test_a_pattern_matching_the_named_folder_still_matches_deeper_entries(project, capsys):
+    # ruff: `lib/` in the repository's .gitignore does not hide `check lib`, but a `lib/` inside it is hidden.
+    write(project / ".gitignore", "lib/\n")
+    write(project / "lib" / "a.py")
+    write(project / "lib" / "sub" / "lib" / "deep.py")
+    assert checked(capsys, "lib") == ["lib/a.py"]
+
+
+def test_force_exclude_keeps_excluding_a_named_folder_under_an_excluded_parent(project, capsys):
+    write(project / "torchpatch.toml", 'extend-exclude = ["vendor/"]\n')
+    write(project / "vendor" / "lib" / "a.py")
+    assert checked(capsys, "vendor/lib") == ["vendor/lib/a.py"]
+    assert main(["check", "--force-exclude", "vendor/lib/a.py"]) == 0
+    assert "No Python files found" in capsys.readouterr().err
+
+
+def test_gitignore_outside_a_git_repository_means_nothing(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no .git anywhere: git and ruff ignore .gitignore files here
+    write(tmp_path / ".gitignore", "vendor/\n")
+    write(tmp_path / "sub" / ".gitignore", "x.py\n")
+    write(tmp_path / "vendor" / "lib" / "a.py")
+    write(tmp_path / "sub" / "x.py")
+    write(tmp_path / "b.py")
+    assert checked(capsys, ".") == ["b.py", "sub/x.py", "vendor/lib/a.py"]
+    write(tmp_path / ".ignore", "vendor/\n")  # .ignore applies in or out of a repository
+    assert checked(capsys, ".") == ["b.py", "sub/x.py"]
+    assert checked(capsys, "vendor/lib") == ["vendor/lib/a.py"]
+
+
+def test_a_repository_found_below_the_named_folder_brings_its_gitignore(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    write(tmp_path / "repo" / ".gitignore", "generated/\n")
+    write(tmp_path / "repo" / "generated" / "g.py")
+    write(tmp_path / "repo" / "m.py")
+    assert checked(capsys, ".") == ["repo/m.py"]
+
+
+def test_gitignore_files_above_the_working_directory_up_to_the_repository_root_apply(project, capsys, monkeypatch):
+    write(project / ".gitignore", "*_pb2.py\n")
+    write(project / "pkg" / "sub" / "m_pb2.py")
+    write(project / "pkg" / "sub" / "m.py")
+    monkeypatch.chdir(project / "pkg")
+    main(["check", "--output-format", "json", "sub"])
+    assert [Path(f["filename"]).name for f in json.loads(capsys.readouterr().out)] == ["m.py"]

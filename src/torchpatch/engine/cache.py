@@ -53,6 +53,7 @@ class ResultCache:
         self.entries: dict[str, list] = {}
         self.new_entries: dict[str, list] = {}
         self.used: set[str] = set()
+        self.save_error: OSError | None = None  # why the last save failed, for the front end to say
         self._load()
 
     def _load(self) -> None:
@@ -70,7 +71,9 @@ class ResultCache:
             self.new_entries[key] = entry
 
     def save(self) -> None:
-        """Write the cache atomically; a failure (read-only tree) only costs the next run its speed."""
+        """Write the cache atomically; a failure (read-only tree) only costs the next run its speed, and is kept
+        in ``save_error`` for the front end to report."""
+        self.save_error = None
         if not self.new_entries:
             return
         entries = dict(self.entries)
@@ -91,8 +94,8 @@ class ResultCache:
                 except OSError:
                     pass
                 raise
-        except OSError:
-            pass
+        except OSError as error:
+            self.save_error = error
 
 
 def _prepare_folder(folder: Path) -> None:

@@ -46,7 +46,12 @@ SETTINGS = (
             '{"tests/*" = ["TP301"]}'),
     Setting("target-torch", str, "the newest release torchpatch knows", "The release the code moves to.", '"2.11"'),
     Setting("min-torch", str, "read from the project's torch pins, else 2.4",
-            "The oldest release the code must still run on (decides which fixes are safe).", '"2.6"'),
+            "The oldest release the code must still run on (decides which fixes are safe). Without it, the "
+            "torch pins of the project's dependency files (pyproject.toml, setup.cfg, setup.py, "
+            "requirements*.txt, environment.yml) decide, found from this file's folder upwards to the "
+            "project's root.", '"2.6"'),
+    Setting("extend", str, "none", "Another configuration file (a pyproject.toml or torchpatch.toml, relative to "
+            "this one) whose settings this file starts from; its own keys override them.", '"../pyproject.toml"'),
 )
 KNOWN_KEYS = {setting.name: setting.kind for setting in SETTINGS}
 
@@ -55,8 +60,14 @@ class ConfigError(ValueError):
     """A configuration problem; the message names the file and the key."""
 
 
+#: The configuration files of one folder, in the order they are looked for (ruff: .ruff.toml, ruff.toml,
+#: pyproject.toml); the first two hold the keys at the top level, pyproject.toml in [tool.torchpatch].
+CONFIG_FILE_NAMES = (".torchpatch.toml", "torchpatch.toml", "pyproject.toml")
+
+
 def find_config(start: Path) -> Path | None:
-    """The nearest torchpatch.toml, or pyproject.toml with a [tool.torchpatch] table, from start upwards.
+    """The nearest .torchpatch.toml, torchpatch.toml, or pyproject.toml with a [tool.torchpatch] table, from
+    start upwards.
 
     A pyproject.toml that is not valid TOML is an error (as in ruff), not a file to skip silently."""
     directory = start.resolve()
@@ -71,9 +82,10 @@ def find_config(start: Path) -> Path | None:
 
 def config_in(folder: Path) -> Path | None:
     """The configuration file of one folder, if it has one."""
-    candidate = folder / "torchpatch.toml"
-    if candidate.is_file():
-        return candidate
+    for name in CONFIG_FILE_NAMES[:2]:
+        candidate = folder / name
+        if candidate.is_file():
+            return candidate
     candidate = folder / "pyproject.toml"
     if candidate.is_file():
         if "torchpatch" in _read_toml(candidate).get("tool", {}):
@@ -91,13 +103,43 @@ def _read_toml(path: Path) -> dict:
 
 
 def load_config(path: Path) -> dict:
+    """The keys of one configuration file, those of the files it ``extend``s included (its own win)."""
+    return load_config_with_sources(path)[0]
+
+
+def load_config_with_sources(path: Path, extending: tuple[Path, ...] = ()) -> tuple[dict, dict[str, Path]]:
+    """The keys of a configuration file after ``extend``, and the file each key came from."""
+    table = _own_table(path)
+    sources = {key: path for key in table}
+    base_name = table.pop("extend", None)
+    sources.pop("extend", None)
+    if base_name is None:
+        return table, sources
+    base = (path.parent / base_name).resolve()
+    if base in extending or base == path.resolve():
+        chain = " -> ".join(str(p) for p in (*extending, path.resolve(), base))
+        raise ConfigError(f"{path}: 'extend' makes a cycle: {chain}")
+    if not base.is_file():
+        raise ConfigError(f"{path}: 'extend': no such file: {base}")
+    if base.name == "pyproject.toml" and "torchpatch" not in _read_toml(base).get("tool", {}):
+        raise ConfigError(f"{path}: 'extend': {base} has no [tool.torchpatch] table")
+    base_table, base_sources = load_config_with_sources(base, (*extending, path.resolve()))
+    return {**base_table, **table}, {**base_sources, **sources}
+
+
+def _own_table(path: Path) -> dict:
     data = _read_toml(path)
     table = data.get("tool", {}).get("torchpatch", {}) if path.name == "pyproject.toml" else data
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.torchpatch] must be a table")
+    table = dict(table)
     for key, value in table.items():
         if key not in KNOWN_KEYS:
-            raise ConfigError(f"{path}: unknown key {key!r} (known: {', '.join(sorted(KNOWN_KEYS))})")
+            import difflib
+
+            close = difflib.get_close_matches(key, KNOWN_KEYS, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(sorted(KNOWN_KEYS))})"
+            raise ConfigError(f"{path}: unknown key {key!r}{hint}")
         expected = KNOWN_KEYS[key]
         if not isinstance(value, expected):
             raise ConfigError(f"{path}: {key!r} must be a {'list' if expected is list else expected.__name__}")
@@ -148,7 +190,9 @@ def min_torch_from_pins(root: Path) -> tuple[Version, str] | None:
     constraints: list[tuple["SpecifierSet", str]] = []
     for pattern in _PIN_FILES:
         for path in sorted(root.glob(pattern)):
-            pins = [pin for pin in torch_pins(path) if str(pin[0])]
+            # named from the root (``requirements/base.txt``); a file it includes keeps its own name
+            pins = [(specifier, path.relative_to(root).as_posix() if name == path.name else name)
+                    for specifier, name in torch_pins(path) if str(specifier)]
             if not pins:
                 continue
             if path.name.startswith("constraints"):
@@ -238,6 +282,10 @@ class Overrides:
     min_torch: str | None = None
     config: Path | None = None  # one file for every path (like ruff's --config)
     isolated: bool = False  # no configuration files, no pins
+    exclude: tuple[str, ...] | None = None  # replaces the configuration's exclude
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] | None = None  # replaces the configuration's
+    extend_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 class SettingsResolver:
@@ -255,7 +303,8 @@ class SettingsResolver:
             raise ConfigError(f"--config {overrides.config}: no such file")
         try:  # the command line's own selectors, before any file is read
             Settings(select=None if overrides.select is None else list(overrides.select),
-                     extend_select=list(overrides.extend_select), ignore=list(overrides.ignore)).validate()
+                     extend_select=list(overrides.extend_select), ignore=list(overrides.ignore),
+                     per_file_ignores=_per_file_ignores(overrides)).validate()
         except SelectionError as error:
             raise ConfigError(str(error)) from None
 
@@ -312,16 +361,27 @@ class SettingsResolver:
 
     def _settings_from(self, config_path: Path | None, root: Path | None) -> Settings:
         options = self.overrides
-        config = load_config(config_path) if config_path is not None else {}
+        config, sources = load_config_with_sources(config_path) if config_path is not None else ({}, {})
         if config_path is not None:
             root = config_path.parent
-        settings = Settings(project_root=root or Path.cwd().resolve())
-        settings.select = list(options.select) if options.select is not None else config.get("select")
-        settings.extend_select = [*config.get("extend-select", []), *options.extend_select]
-        settings.ignore = [*config.get("ignore", []), *options.ignore]
+        settings = Settings(project_root=root or Path.cwd().resolve(), config_path=config_path)
+        settings.key_sources = {key: str(path) for key, path in sources.items()}
+        if options.select is not None:
+            # ruff's precedence: a --select on the command line starts the selection anew, so the
+            # configuration's extend-select and ignore no longer apply (--select TP301 reports TP301).
+            settings.select = list(options.select)
+            settings.extend_select, settings.ignore = list(options.extend_select), list(options.ignore)
+        else:
+            settings.select = config.get("select")
+            settings.extend_select, settings.ignore = config.get("extend-select", []), config.get("ignore", [])
+            # the command line's layer comes after the configuration's: its --extend-select beats the file's ignore
+            settings.command_line_extend_select = list(options.extend_select)
+            settings.command_line_ignore = list(options.ignore)
         settings.per_file_ignores = config.get("per-file-ignores", {})
-        settings.exclude = config.get("exclude")
-        settings.extend_exclude = config.get("extend-exclude", [])
+        if options.per_file_ignores is not None or options.extend_per_file_ignores:
+            settings.per_file_ignores = _per_file_ignores(options, settings.per_file_ignores)
+        settings.exclude = list(options.exclude) if options.exclude is not None else config.get("exclude")
+        settings.extend_exclude = [*config.get("extend-exclude", []), *options.extend_exclude]
         target = options.target_torch or config.get("target-torch")
         try:
             if target:
@@ -329,9 +389,9 @@ class SettingsResolver:
             minimum = options.min_torch or config.get("min-torch")
             if minimum:
                 settings.min_torch = known_release(minimum, "--min-torch" if options.min_torch else "min-torch")
-                settings.min_torch_source = "--min-torch" if options.min_torch else str(config_path)
+                settings.min_torch_source = "--min-torch" if options.min_torch else sources.get("min-torch", str(config_path))
             elif not options.isolated and root is not None:
-                pinned = min_torch_from_pins(root)
+                pinned = pins_of_project(root)
                 if pinned is not None:
                     settings.min_torch, settings.min_torch_source = pinned
         except ValueError as error:
@@ -344,6 +404,48 @@ class SettingsResolver:
         except SelectionError as error:
             raise ConfigError(f"{config_path}: {error}" if config_path else str(error)) from None
         return settings
+
+
+def _per_file_ignores(options: Overrides, configured: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+    """The configuration's per-file-ignores, replaced by --per-file-ignores and added to by
+    --extend-per-file-ignores."""
+    result = {pattern: list(codes) for pattern, codes in (configured or {}).items()}
+    if options.per_file_ignores is not None:
+        result = {}
+        for pattern, codes in options.per_file_ignores:
+            result.setdefault(pattern, []).extend(codes)
+    for pattern, codes in options.extend_per_file_ignores:
+        result.setdefault(pattern, []).extend(codes)
+    return result
+
+
+def pins_of_project(folder: Path) -> tuple[Version, str] | None:
+    """min-torch from the project's pins, read from ``folder`` upwards: a nested configuration file that sets
+    only ``select`` keeps the floor that the project above it pins. The search stops at the project's root (a
+    folder with setup.py, setup.cfg, a packaging pyproject.toml or .git), so one project never takes another's
+    pins. The answer names the files with their paths."""
+    start = folder.resolve()
+    for candidate in (start, *start.parents):
+        pinned = min_torch_from_pins(candidate)
+        if pinned is not None:
+            version, names = pinned
+            return version, ", ".join(str(candidate / name) for name in names.split(", "))
+        if _is_project_root(candidate):
+            return None
+    return None
+
+
+def _is_project_root(folder: Path) -> bool:
+    if any((folder / name).exists() for name in ("setup.py", "setup.cfg", ".git")):
+        return True
+    pyproject = folder / "pyproject.toml"
+    if not pyproject.is_file():
+        return False
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
+        return True
+    return any(key in data for key in ("project", "build-system")) or "poetry" in data.get("tool", {})
 
 
 def project_root(folder: Path, known: dict[str, bool] | None = None) -> Path:

@@ -81,15 +81,42 @@ class FileFilter:
 class _IgnoreFile:
     folder: Path
     spec: pathspec.GitIgnoreSpec
+    #: Above a folder named on the command line: its patterns filter that folder's contents but never the folder
+    #: itself (git and ruff: ``repo/.gitignore`` with ``vendor/`` does not hide ``torchpatch check vendor/lib``).
+    above_named_folder: bool = False
 
     @property
     def prefix(self) -> str:
         return self.folder.as_posix().rstrip("/") + "/"
 
+    def decides(self, relative: str) -> bool | None:
+        """True (ignored), False (re-included by ``!``) or None; the last matching pattern decides, as in git."""
+        if not self.above_named_folder:
+            return self.spec.check_file(relative).include
+        decision = None
+        for pattern in self.spec.patterns:
+            if pattern.include is None or not _matches_itself(pattern.regex, relative):
+                continue
+            decision = pattern.include
+        return decision
 
-def _read_ignore_files(folder: Path) -> list[_IgnoreFile]:
+
+def _matches_itself(regex, relative: str) -> bool:
+    """Whether a gitignore pattern matches the entry itself, not only a folder above it: pathspec's patterns
+    match a folder's contents through a prefix ending at the ``ps_d`` group; an entry met during the walk has
+    no excluded folder between it and the folder named, so such a prefix match is one of a folder above."""
+    match = regex.match(relative)
+    if match is None:
+        return False
+    if "ps_d" in regex.groupindex and match.group("ps_d") is not None:
+        return match.end("ps_d") == len(relative)
+    return True
+
+
+def _read_ignore_files(folder: Path, names: tuple[str, ...] = IGNORE_FILES,
+                       above_named_folder: bool = False) -> list[_IgnoreFile]:
     found = []
-    for name in IGNORE_FILES:
+    for name in names:
         candidate = folder / name
         try:
             lines = candidate.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -97,7 +124,7 @@ def _read_ignore_files(folder: Path) -> list[_IgnoreFile]:
             continue
         import pathspec
 
-        found.append(_IgnoreFile(folder.resolve(), pathspec.GitIgnoreSpec.from_lines(lines)))
+        found.append(_IgnoreFile(folder.resolve(), pathspec.GitIgnoreSpec.from_lines(lines), above_named_folder))
     return found
 
 
@@ -108,24 +135,46 @@ def _ignored(located: str, is_dir: bool, ignore_files: list[_IgnoreFile]) -> boo
         if not located.startswith(prefix):
             continue
         relative = located[len(prefix):]
-        result = ignore_file.spec.check_file(relative + "/" if is_dir else relative)
-        if result.include is not None:
-            return result.include
+        decision = ignore_file.decides(relative + "/" if is_dir else relative)
+        if decision is not None:
+            return decision
     return False
 
 
-def _ancestor_ignore_files(start: Path) -> list[_IgnoreFile]:
-    """Ignore files above a walked folder, up to the root of its git repository, or outside a repository up
-    to the working directory (never the whole file system)."""
+def repository_root(folder: Path) -> Path | None:
+    """The root of the git repository that holds ``folder`` (resolved), if any."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def _ancestor_ignore_files(start: Path) -> tuple[list[_IgnoreFile], bool]:
+    """The ignore files above a folder named on the command line, and whether it lies in a git repository.
+
+    In a repository: its ``.gitignore`` and ``.ignore`` files from the repository's root down. Outside one,
+    ``.gitignore`` files mean nothing (git and ruff ignore them) and only ``.ignore`` files count, up to the
+    working directory (never the whole file system)."""
+    root = repository_root(start)
+    if root == start:
+        return [], True
     folders = []
-    cwd = Path.cwd().resolve()
-    for folder in start.parents:
-        folders.append(folder)
-        if (folder / ".git").exists() or folder == cwd:
-            break
+    if root is not None:
+        for folder in start.parents:
+            folders.append(folder)
+            if folder == root:
+                break
+        names = IGNORE_FILES
     else:
-        return []
-    return [ignore for folder in reversed(folders) for ignore in _read_ignore_files(folder)]
+        cwd = Path.cwd().resolve()
+        if cwd != start and cwd not in start.parents:
+            return [], False
+        for folder in start.parents:
+            folders.append(folder)
+            if folder == cwd:
+                break
+        names = (".ignore",)
+    return [ignore for folder in reversed(folders) for ignore in _read_ignore_files(folder, names, True)], root is not None
 
 
 def discover(paths: Iterable[Path], filter_for: Callable[[Path], FileFilter], respect_gitignore: bool = True,
@@ -147,7 +196,7 @@ def discover(paths: Iterable[Path], filter_for: Callable[[Path], FileFilter], re
 
     for path in paths:
         if path.is_file() or not path.exists():
-            if force_exclude and _explicitly_excluded(path, filter_for):
+            if force_exclude and explicitly_excluded(path, filter_for):
                 continue
             parent = str(path.parent)
             real_parent = resolved_folders.get(parent)
@@ -160,16 +209,16 @@ def discover(paths: Iterable[Path], filter_for: Callable[[Path], FileFilter], re
             continue
         resolved_root = path.resolve()
         if force_exclude and resolved_root != filter_for(resolved_root).root \
-                and _explicitly_excluded(path, filter_for):
+                and explicitly_excluded(path, filter_for):
             continue
         # An excluded folder named explicitly is checked (as in ruff): match below it, not from the project root.
-        base = resolved_root if _explicitly_excluded(path, filter_for) else None
-        inherited = _ancestor_ignore_files(resolved_root) if respect_gitignore else []
+        base = resolved_root if explicitly_excluded(path, filter_for) else None
+        inherited, in_repository = _ancestor_ignore_files(resolved_root) if respect_gitignore else ([], False)
         base_text = base.as_posix() if base is not None else None
-        # (folder as given, the same folder resolved, the ignore files that apply in it)
-        pending = [(path, resolved_root.as_posix(), inherited)]
+        # (folder as given, the same folder resolved, the ignore files that apply in it, inside a git repository)
+        pending = [(path, resolved_root.as_posix(), inherited, in_repository)]
         while pending:
-            folder, real_folder, stack = pending.pop()
+            folder, real_folder, stack, in_repository = pending.pop()
             try:
                 with os.scandir(folder) as listing:
                     entries = list(listing)
@@ -177,8 +226,11 @@ def discover(paths: Iterable[Path], filter_for: Callable[[Path], FileFilter], re
                 continue
             if respect_gitignore:
                 names = {entry.name for entry in entries}
-                if any(name in names for name in IGNORE_FILES):
-                    stack = stack + _read_ignore_files(Path(real_folder))
+                in_repository = in_repository or ".git" in names
+                # .gitignore counts only inside a git repository, as in git and ruff; .ignore everywhere.
+                readable = IGNORE_FILES if in_repository else (".ignore",)
+                if any(name in names for name in readable):
+                    stack = stack + _read_ignore_files(Path(real_folder), readable)
             folder_filter = filter_for(Path(real_folder))
             for entry in entries:
                 name = entry.name
@@ -193,7 +245,7 @@ def discover(paths: Iterable[Path], filter_for: Callable[[Path], FileFilter], re
                         continue
                     if respect_gitignore and stack and _ignored(located, True, stack):
                         continue
-                    pending.append((folder / name, located, stack))
+                    pending.append((folder / name, located, stack, in_repository))
                     continue
                 suffix = name[name.rfind("."):] if "." in name else ""
                 if suffix not in SUFFIXES and not (include_dependency_files and is_dependency_file(folder / name)):
@@ -207,7 +259,7 @@ def discover(paths: Iterable[Path], filter_for: Callable[[Path], FileFilter], re
     return [candidate for _, candidate in found]
 
 
-def _explicitly_excluded(path: Path, filter_for: Callable[[Path], FileFilter]) -> bool:
+def explicitly_excluded(path: Path, filter_for: Callable[[Path], FileFilter]) -> bool:
     resolved = path.resolve()
     file_filter = filter_for(resolved.parent if not resolved.is_dir() else resolved)
     return file_filter.excludes(resolved, is_dir=resolved.is_dir())

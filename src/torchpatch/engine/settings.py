@@ -56,7 +56,8 @@ def expand_selector(selector: str, rules: tuple[RuleFacts, ...]) -> set[str]:
 #: Settings fields that cannot change a file's findings beyond what ``codes_for`` already says (selection),
 #: or that only decide which files are checked or where a value came from.
 _NOT_IN_RESULT_KEY = frozenset({"target", "min_torch", "select", "extend_select", "ignore", "per_file_ignores",
-                                "exclude", "extend_exclude", "project_root", "min_torch_source"})
+                                "exclude", "extend_exclude", "project_root", "min_torch_source",
+                                "command_line_extend_select", "command_line_ignore", "config_path", "key_sources"})
 
 
 @dataclass
@@ -71,6 +72,12 @@ class Settings:
     exclude: list[str] | None = None
     extend_exclude: list[str] = field(default_factory=list)
     project_root: Path | None = None
+    #: The command line's layer, applied after the configuration's (ruff's order): its --extend-select
+    #: re-enables what the file ignores. Empty when --select was given (the selection then starts anew).
+    command_line_extend_select: list[str] = field(default_factory=list)
+    command_line_ignore: list[str] = field(default_factory=list)
+    config_path: Path | None = None  # the configuration file these settings come from, if any
+    key_sources: dict[str, str] = field(default_factory=dict)  # configuration key → the file that set it
 
     def enabled_codes(self) -> frozenset[str]:
         cached = self.__dict__.get("_enabled_codes")
@@ -81,7 +88,8 @@ class Settings:
         return codes
 
     def _selection_key(self) -> tuple:
-        return (tuple(self.select or ()), self.select is None, tuple(self.extend_select), tuple(self.ignore))
+        return (tuple(self.select or ()), self.select is None, tuple(self.extend_select), tuple(self.ignore),
+                tuple(self.command_line_extend_select), tuple(self.command_line_ignore))
 
     def _compute_enabled_codes(self) -> set[str]:
         rules = rule_facts()
@@ -94,6 +102,10 @@ class Settings:
         for selector in self.extend_select:
             codes |= expand_selector(selector, rules)
         for selector in self.ignore:
+            codes -= expand_selector(selector, rules)
+        for selector in self.command_line_extend_select:
+            codes |= expand_selector(selector, rules)
+        for selector in self.command_line_ignore:
             codes -= expand_selector(selector, rules)
         return codes
 
@@ -135,7 +147,8 @@ class Settings:
 
     def validate(self) -> None:
         rules = rule_facts()
-        for selector in [*(self.select or []), *self.extend_select, *self.ignore,
+        for selector in [*(self.select or []), *self.extend_select, *self.ignore, *self.command_line_extend_select,
+                         *self.command_line_ignore,
                          *(s for selectors in self.per_file_ignores.values() for s in selectors)]:
             expand_selector(selector, rules)
         if self.min_torch > self.target:

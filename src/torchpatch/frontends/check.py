@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from torchpatch.engine.config import ConfigError, Overrides, SettingsResolver
-from torchpatch.engine.discover import DEFAULT_EXCLUDE, FileFilter, discover
+from torchpatch.engine.discover import DEFAULT_EXCLUDE, FileFilter, discover, explicitly_excluded
 from torchpatch.engine.linter import FileResult, check_file, fix_allowed
 from torchpatch.engine.settings import Settings
 from torchpatch.engine.writer import fixed_content, original_content, write_fixed
@@ -20,10 +20,14 @@ from torchpatch.output.style import Style, colour_wanted
 from torchpatch.versions import NEWEST_KNOWN, OLDEST_KNOWN
 
 HELP = "Check Python files and notebooks for outdated and unsafe PyTorch usage (and fix them)."
-OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif")
+OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "github", "gitlab", "junit", "pylint", "sarif")
+#: Like RUFF_OUTPUT_FORMAT: the output format when --output-format is not given.
+OUTPUT_FORMAT_ENV = "TORCHPATCH_OUTPUT_FORMAT"
 HUMAN_FORMATS = ("full", "concise")
 #: A progress bar appears only once a run has taken this long (and only on a terminal).
 PROGRESS_AFTER_S = 1.0
+#: Paths were named but none held a file to check: not a clean run (see _nothing_checked_is_an_error).
+EXIT_NOTHING_CHECKED = 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--add-todos", action="store_true",
                         help="with --fix: write a `# TODO(torchpatch): CODE message` line above each finding no fix handles")
     parser.add_argument("--add-noqa", action="store_true", help="add `# noqa: CODE` to every line with a finding")
-    parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default="full")
+    parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None,
+                        help=f"how findings are written (default: full, or ${OUTPUT_FORMAT_ENV})")
     parser.add_argument("-o", "--output-file", type=Path, help="write the report to this file instead of stdout")
     parser.add_argument("--statistics", action="store_true", help="print counts per rule")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
@@ -48,6 +53,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-torch", metavar="X.Y",
                         help=f"oldest release the code must still run on (default: from the project's pins, else {OLDEST_KNOWN})")
     parser.add_argument("--config", type=Path, help="a torchpatch.toml or pyproject.toml to use for every file")
+    parser.add_argument("--exclude", type=_codes, metavar="PATTERNS",
+                        help="files and folders not to check (gitignore patterns, comma-separated); replaces the "
+                             "configuration's exclude")
+    parser.add_argument("--extend-exclude", type=_codes, default=[], metavar="PATTERNS",
+                        help="files and folders not to check, on top of the excluded ones")
+    parser.add_argument("--per-file-ignores", type=_per_file_ignores, action="extend", metavar="PATTERN:CODES",
+                        help="codes ignored in the files a pattern matches (`tests/*:TP301,TP302`); replaces the "
+                             "configuration's per-file-ignores")
+    parser.add_argument("--extend-per-file-ignores", type=_per_file_ignores, action="extend", default=[],
+                        metavar="PATTERN:CODES", help="like --per-file-ignores, on top of the configuration's")
+    parser.add_argument("--show-settings", action="store_true",
+                        help="print the settings used for the first file of each path (which configuration file, "
+                             "min-torch and where it came from, target, selection) and exit")
+    parser.add_argument("--show-files", action="store_true", help="print the files that would be checked and exit")
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files and pins")
     parser.add_argument("--force-exclude", action="store_true",
                         help="apply exclude patterns to files given explicitly too (for pre-commit)")
@@ -70,6 +89,15 @@ def _codes(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
+def _per_file_ignores(value: str) -> list[tuple[str, tuple[str, ...]]]:
+    """``PATTERN:CODE[,CODE...]`` (ruff's form); the last colon separates, so a Windows path keeps its drive."""
+    pattern, colon, codes = value.rpartition(":")
+    selected = tuple(_codes(codes))
+    if not colon or not pattern.strip() or not selected:
+        raise argparse.ArgumentTypeError(f"expected PATTERN:CODES (e.g. tests/*:TP301), got {value!r}")
+    return [(pattern.strip(), selected)]
+
+
 def _jobs(value: str) -> int:
     try:
         jobs = int(value)
@@ -90,7 +118,11 @@ def overrides_from(args: argparse.Namespace) -> Overrides:
     return Overrides(
         select=None if args.select is None else tuple(args.select), extend_select=tuple(args.extend_select),
         ignore=tuple(args.ignore), target_torch=args.target_torch, min_torch=args.min_torch,
-        config=args.config, isolated=args.isolated)
+        config=args.config, isolated=args.isolated,
+        exclude=None if getattr(args, "exclude", None) is None else tuple(args.exclude),
+        extend_exclude=tuple(getattr(args, "extend_exclude", ())),
+        per_file_ignores=None if getattr(args, "per_file_ignores", None) is None else tuple(args.per_file_ignores),
+        extend_per_file_ignores=tuple(getattr(args, "extend_per_file_ignores", ())))
 
 
 def make_resolver(args: argparse.Namespace) -> SettingsResolver:
@@ -126,7 +158,18 @@ def _check_options(args: argparse.Namespace) -> None:
         raise _usage_error("--stdin-filename reads stdin: give no paths, or `-`")
 
 
+def resolve_output_format(args: argparse.Namespace) -> None:
+    """--output-format, else $TORCHPATCH_OUTPUT_FORMAT, else full."""
+    if getattr(args, "output_format", None) is not None:
+        return
+    chosen = os.environ.get(OUTPUT_FORMAT_ENV, "").strip() or "full"
+    if chosen not in OUTPUT_FORMATS:
+        raise _usage_error(f"${OUTPUT_FORMAT_ENV}: invalid choice: {chosen!r} (choose from {', '.join(OUTPUT_FORMATS)})")
+    args.output_format = chosen
+
+
 def run(args: argparse.Namespace) -> int:
+    resolve_output_format(args)
     _check_options(args)
     reading_stdin = [str(p) for p in args.paths] == ["-"] or (args.stdin_filename is not None and not args.paths)
     if "-" in [str(p) for p in args.paths] and not reading_stdin:
@@ -134,6 +177,13 @@ def run(args: argparse.Namespace) -> int:
     if reading_stdin and args.add_noqa:
         raise _usage_error("--add-noqa edits files: it cannot read stdin")
     resolver = make_resolver(args)
+    if args.show_settings or args.show_files:
+        from torchpatch.frontends import show
+
+        try:
+            return show.show_settings(args, resolver) if args.show_settings else show.show_files(args, resolver)
+        except ConfigError as error:
+            raise _usage_error(str(error)) from None
     report = _Report(args)
     try:
         if reading_stdin:
@@ -158,6 +208,7 @@ def _run_paths(args: argparse.Namespace, resolver: SettingsResolver, report: "_R
             raise _usage_error(f"{path}: no such file or directory")
     files = discover(paths, lambda folder: file_filter(resolver.for_folder(folder)),
                      respect_gitignore=args.respect_gitignore, force_exclude=args.force_exclude)
+    nothing_checked = report.nothing_checked = not files and _nothing_checked_is_an_error(args, resolver)
     if not files:
         print("warning: No Python files found under the given path(s)", file=sys.stderr)
 
@@ -177,8 +228,30 @@ def _run_paths(args: argparse.Namespace, resolver: SettingsResolver, report: "_R
         if progress:
             progress.close()
     if cache is not None:
-        cache.save()
-    return report.finish(results)
+        save_cache(cache)
+    code = report.finish(results)
+    return EXIT_NOTHING_CHECKED if nothing_checked else code
+
+
+def save_cache(cache) -> None:
+    """Save the result cache; one that cannot be written is said, never silent (the next run re-checks all)."""
+    cache.save()
+    if cache.save_error is not None:
+        reason = cache.save_error.strerror or cache.save_error
+        print(f"warning: cache {cache.folder}: not written ({reason}); the next run checks every file again",
+              file=sys.stderr)
+
+
+def _nothing_checked_is_an_error(args: argparse.Namespace, resolver: SettingsResolver) -> bool:
+    """Paths were named and none held a file to check: a CI job must not go green on code it never read
+    (ruff exits 0 here). Not when no path was named, and not when --force-exclude dropped every named path on
+    purpose (pre-commit naming only excluded files)."""
+    if not args.paths:
+        return False
+    if args.force_exclude:
+        return not all(explicitly_excluded(path, lambda folder: file_filter(resolver.for_folder(folder)))
+                       for path in args.paths)
+    return True
 
 
 def _run_scan(args: argparse.Namespace, resolver: SettingsResolver, report: "_Report") -> int:
@@ -249,6 +322,7 @@ class _Report:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.stdin_data: bytes | None = None
+        self.nothing_checked = False  # paths were named but held no file: "All checks passed!" would lie
         self.machine = args.output_format not in HUMAN_FORMATS
 
     def finish(self, results: list[FileResult]) -> int:
@@ -298,7 +372,7 @@ class _Report:
                 if todos and not args.quiet:
                     print(f"Added {todos} TODO(torchpatch) comment{'s' * (todos != 1)}.", file=sys.stderr)
                 remaining = unwritten + sum(len(r.findings) for r in results) + sum(1 for r in results if r.error is not None)
-                if not args.quiet and not self.machine:
+                if not args.quiet and not self.machine and not self.nothing_checked:
                     _print_summary(results, remaining, fixed_total, args, target, style)
                 if args.output_format == "github" and formats.github_step_summary_path():
                     _append_step_summary(results)
@@ -365,6 +439,10 @@ def _render(results: list[FileResult], args: argparse.Namespace, style: Style) -
         return formats.render_github(results)
     if args.output_format == "sarif":
         return formats.render_sarif(results)
+    other = {"json-lines": formats.render_json_lines, "gitlab": formats.render_gitlab, "junit": formats.render_junit,
+             "pylint": formats.render_pylint}.get(args.output_format)
+    if other is not None:
+        return other(results)
     return formats.render_full(results, args.unsafe_fixes, style)
 
 

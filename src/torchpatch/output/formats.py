@@ -497,3 +497,89 @@ def describe_severities(counts: Counter[str]) -> str:
 
 def github_step_summary_path() -> str | None:
     return os.environ.get("GITHUB_STEP_SUMMARY") or None
+
+
+# -- json-lines, junit, gitlab, pylint (ruff's layouts) -----------------------------------------------
+
+def render_json_lines(results: list[FileResult]) -> str:
+    """One JSON object per line, the fields of ``--output-format json`` (ruff's json-lines)."""
+    lines = []
+    for result in results:
+        if result.error is not None:
+            lines.append(json.dumps(error_json(result), ensure_ascii=False))
+        lines.extend(json.dumps(finding_json(finding, result), ensure_ascii=False) for finding in result.findings)
+    return "\n".join(lines)
+
+
+def render_pylint(results: list[FileResult]) -> str:
+    """``path:line: [CODE] message``, the line pylint's parseable output starts with (and ruff's pylint
+    format writes); a notebook's line is the line of the .ipynb file."""
+    lines = []
+    for result in results:
+        item = unreadable(result)
+        if item is not None:
+            lines.append(f"{display_path(item.path)}:{item.row}: [{UNREADABLE_CODE}] {item.message}")
+        for f in result.findings:
+            row, _ = _file_rows(f, result)
+            lines.append(f"{display_path(f.path)}:{row}: [{f.code}] {f.message}")
+    return "\n".join(lines)
+
+
+#: GitLab Code Quality severities: info, minor, major, critical, blocker.
+_GITLAB_SEVERITY = {ERROR: "major", WARNING: "minor", NOTE: "info"}
+
+
+def render_gitlab(results: list[FileResult]) -> str:
+    """A GitLab Code Quality report: a JSON array of issues with description, check_name, fingerprint,
+    severity and location (path relative to the project, lines.begin); security findings are critical."""
+    issues = []
+    for result in results:
+        item = unreadable(result)
+        path = display_path(result.path)
+        if item is not None:
+            key = f"{UNREADABLE_CODE}\0{path}\0{item.reason}"
+            issues.append({
+                "description": f"{UNREADABLE_CODE}: {item.message}", "check_name": UNREADABLE_CODE,
+                "fingerprint": hashlib.sha256(key.encode("utf-8")).hexdigest()[:32], "severity": "major",
+                "location": {"path": path, "lines": {"begin": item.row, "end": item.row}}})
+        for finding, fingerprint in zip(result.findings, _fingerprints(result)):
+            row, end_row = _file_rows(finding, result)
+            level = "critical" if is_security(finding.code) else _GITLAB_SEVERITY[severity(finding.code)]
+            issues.append({
+                "description": f"{finding.code}: {finding.message}", "check_name": finding.code,
+                "fingerprint": fingerprint, "severity": level,
+                "location": {"path": path, "lines": {"begin": row, "end": end_row}}})
+    return json.dumps(issues, indent=2, ensure_ascii=False)
+
+
+def render_junit(results: list[FileResult]) -> str:
+    """JUnit XML as CI test reports read it (GitLab, Jenkins, Azure): one testsuite per file with findings,
+    one failing testcase per finding (ruff's layout); a clean run is one passing testcase."""
+    import xml.etree.ElementTree as ElementTree
+
+    rows = []  # (path, code, row, column, message)
+    for result in results:
+        item = unreadable(result)
+        if item is not None:
+            rows.append((display_path(item.path), UNREADABLE_CODE, item.row, 1, item.message))
+        rows.extend((display_path(f.path), f.code, f.row, f.column + 1, f.message) for f in result.findings)
+    root = ElementTree.Element("testsuites", name="torchpatch", tests=str(max(len(rows), 1)),
+                               failures=str(len(rows)), errors="0", skipped="0")
+    if not rows:
+        suite = ElementTree.SubElement(root, "testsuite", name="torchpatch", tests="1", failures="0", errors="0",
+                                       skipped="0")
+        ElementTree.SubElement(suite, "testcase", name="No findings", classname="torchpatch")
+    by_path: dict[str, list] = {}
+    for row in rows:
+        by_path.setdefault(row[0], []).append(row)
+    for path, findings in by_path.items():
+        suite = ElementTree.SubElement(root, "testsuite", name=path, tests=str(len(findings)),
+                                       failures=str(len(findings)), errors="0", skipped="0", package="torchpatch")
+        classname = path.rsplit(".", 1)[0] if "." in Path(path).name else path
+        for _, code, row, column, message in findings:
+            case = ElementTree.SubElement(suite, "testcase", name=f"torchpatch.{code}", classname=classname,
+                                          line=str(row), column=str(column))
+            failure = ElementTree.SubElement(case, "failure", message=message)
+            failure.text = f"line {row}, col {column}, {message}"
+    ElementTree.indent(root, space="    ")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, encoding="unicode")

@@ -231,7 +231,9 @@ def run_check(args: argparse.Namespace, resolver, finish: Callable[[list], int],
         results = check_files(to_check, resolver.for_file, mode, jobs, cache, None, executor,
                               arrived if writer is not None else None)
     if cache is not None:
-        cache.save()
+        from torchpatch.frontends.check import save_cache
+
+        save_cache(cache)
     if kept and not args.quiet:
         print(f"--resume: {kept} file(s) kept from {args.resume}", file=sys.stderr)
     code = finish(results)
