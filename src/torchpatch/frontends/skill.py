@@ -655,7 +655,8 @@ def render_release(release: Version, where: dict[str, str] | None = None) -> str
 
 def _release_line(change: Change, what: str, where: dict[str, str]) -> str:
     if change.source == "platform":
-        unchecked = "" if change.verified else " (not checked against a wheel)"
+        unchecked = "" if change.verified else (" (not checked against the official advisory)" if change.key.startswith(
+            "advisory:") else " (not checked against a wheel)")
         return f"**{change.title}**{unchecked}. {change.action}"
     if change.source == "api-table":
         head = f"`{change.old}` {what}" + (f" → `{change.new}`" if change.new else "")
