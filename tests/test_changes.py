@@ -246,3 +246,72 @@ def test_organisation_report_input_errors(capsys, tmp_path):
     assert "not a folder" in capsys.readouterr().err
     assert main(["changes", "2.6", "2.11", str(tmp_path), "--repositories", str(tmp_path)]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def test_fix_counts_match_what_fix_and_unsafe_fixes_apply(capsys, tmp_path):
+    """The report's safe and unsafe counts (window and already due) are what `--fix` and `--fix --unsafe-fixes` do."""
+    import shutil
+
+    project = tmp_path / "legacy-project"
+    shutil.copytree(LEGACY, project)
+    report = run_json(capsys, "2.4", "2.11", str(project))["project"]
+    safe = report["totals"]["safe_fixes"] + report["earlier_totals"]["safe_fixes"]
+    unsafe = report["totals"]["unsafe_fixes"] + report["earlier_totals"]["unsafe_fixes"]
+    assert safe and unsafe
+    assert main(["changes", "2.4", "2.11", str(project)]) == 0
+    text = capsys.readouterr().out
+    earlier = report["earlier_totals"]
+    assert f"applies the safe fixes ({report['totals']['safe_fixes']}, and {earlier['safe_fixes']} for" in text
+    assert f"shows the unsafe fixes ({report['totals']['unsafe_fixes']}, and {earlier['unsafe_fixes']} for" in text
+    versions = ["--target-torch", "2.11", "--min-torch", "2.4", "--output-format", "json"]
+    main(["check", "--fix", *versions, str(project)])
+    capsys.readouterr()
+    after_safe = run_json(capsys, "2.4", "2.11", str(project))["project"]
+    assert after_safe["totals"]["safe_fixes"] + after_safe["earlier_totals"]["safe_fixes"] == 0
+    assert after_safe["totals"]["unsafe_fixes"] + after_safe["earlier_totals"]["unsafe_fixes"] == unsafe
+    main(["check", "--fix", "--unsafe-fixes", *versions, str(project)])
+    capsys.readouterr()
+    after = run_json(capsys, "2.4", "2.11", str(project))["project"]
+    assert after["totals"]["unsafe_fixes"] + after["earlier_totals"]["unsafe_fixes"] == 0
+    manual = report["totals"]["manual"] + report["earlier_totals"]["manual"]
+    assert after["totals"]["findings"] + after["earlier_totals"]["findings"] <= manual  # only the by-hand ones stay
+
+
+def test_platform_bullets_only_for_what_the_project_names(capsys, tmp_path):
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "a.py").write_text("import torch\n")
+    assert main(["changes", "2.6", "2.11", str(bare)]) == 0
+    text = capsys.readouterr().out
+    assert "## Not visible in code" not in text and "from PyPI gets" not in text
+    assert "other platform changes" in text and "torchpatch changes 2.6 2.11 --area platforms" in text
+    pinned = tmp_path / "pinned"
+    pinned.mkdir()
+    (pinned / "requirements.txt").write_text("torch==2.6.0\n")
+    (pinned / "pyproject.toml").write_text('[project]\nname = "x"\nrequires-python = ">=3.9"\n')
+    assert main(["changes", "2.6", "2.11", str(pinned)]) == 0
+    text = capsys.readouterr().out
+    assert "`pip install torch==2.11` from PyPI gets the cu130 build" in text
+    assert "wheels need Python" in text  # requires-python: the Python range changes concern it
+    assert "ships no cu124 build" not in text  # no index URL: the download.pytorch.org builds do not
+    (pinned / "requirements.txt").write_text("--index-url https://download.pytorch.org/whl/cu124\ntorch==2.6.0\n")
+    assert main(["changes", "2.6", "2.11", str(pinned)]) == 0
+    assert "ships no cu124 build" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("files, touches", [
+    ({"requirements.txt": "torch>=2.4\n"}, {"pins"}),
+    ({"requirements.txt": "torchvision>=0.19\n"}, set()),
+    ({"setup.py": "from torch.utils.cpp_extension import CUDAExtension\n"}, {"extensions"}),
+    ({"csrc/op.cu": "__global__ void f() {}\n"}, {"extensions"}),
+    ({".python-version": "3.12\n"}, {"python"}),
+    ({"Dockerfile": "RUN pip install torch --index-url https://download.pytorch.org/whl/cu126\n"}, {"index"}),
+    ({"environment.yml": "dependencies:\n  - python=3.11\n  - pip:\n    - torch==2.6\n"}, {"pins", "python"}),
+])
+def test_platform_touches(tmp_path, files, touches):
+    from torchpatch.frontends.changes import platform_touches
+
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert platform_touches([tmp_path]) == touches

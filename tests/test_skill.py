@@ -14,10 +14,16 @@ import pytest
 
 from torchpatch.frontends.cli import build_parser, main
 from torchpatch.frontends.skill import (
+    CORRECTIONS_FILE,
     OUTDATED_FENCE,
     OUTDATED_MARK,
+    REFERENCE_TOKENS,
     SEED_CORRECTIONS,
+    SEED_TOPICS,
     SKILL_NAME,
+    SKILL_TOKENS,
+    TOPICS_FILE,
+    approximate_tokens,
     render_skill,
 )
 from torchpatch.knowledge import all_changes
@@ -151,11 +157,12 @@ def test_every_code_block_of_the_skill_lints_clean(skill, tmp_path):
 
 
 def test_the_five_seed_corrections_are_rendered(skill):
-    text = skill["SKILL.md"]
+    text = skill[CORRECTIONS_FILE]
     assert len(SEED_CORRECTIONS) == 5
-    for correction in SEED_CORRECTIONS:
+    for number, correction in enumerate(SEED_CORRECTIONS, 1):
         assert f"The seed said: “{correction.seed_said}”" in text
         assert correction.wrong_because in text
+        assert f"{number}. “{correction.seed_said}” **Wrong:**" in skill["SKILL.md"]  # one line each up front
     assert "| 2.10 | cu128 | sm_70," in text
     assert "| 2.11 | cu128 | sm_75," in text
 
@@ -247,3 +254,165 @@ def test_seed_torchao_import_is_wrong_and_ours_works():
         exec("from torchao.quantization.pt2e import prepare_pt2e, convert_pt2e", {})
     exec("from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e, convert_pt2e", {})
     exec("from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import X86InductorQuantizer", {})
+
+
+# -- a lean skill (issue #26) ------------------------------------------------------------------------
+def test_token_budgets(skill):
+    """SKILL.md ≤ 2,500 tokens and each reference ≤ 5,000 (characters / 4: tiktoken is not installed here)."""
+    assert approximate_tokens(skill["SKILL.md"]) <= SKILL_TOKENS == 2_500
+    seed = find_seed()
+    if seed is not None:  # leaner than the seed's entry point would be with the same job: stay under the budget
+        assert approximate_tokens(skill["SKILL.md"]) < SKILL_TOKENS
+    for name, text in skill.items():
+        assert approximate_tokens(text) <= REFERENCE_TOKENS == 5_000, name
+
+
+def test_skill_md_says_what_to_do_first_and_which_reference_to_open(skill):
+    text = skill["SKILL.md"]
+    assert text.index("## First") < text.index("## Then open only the reference you need") < text.index("## Releases")
+    for name in skill:
+        if name.startswith("references/") and not name.startswith("references/release-"):
+            assert f"]({name})" in text, name  # every area part is reachable from the entry point
+
+
+def test_every_opt_in_rule_is_marked(skill):
+    from torchpatch.rules import all_rules
+
+    text = skill["SKILL.md"]
+    opt_in = [rule for rule in all_rules() if rule.opt_in]
+    assert len(opt_in) >= 15
+    for rule in opt_in:
+        assert f"- **{rule.code}** {rule.summary}." in text.split("## Opt-in rules")[1].split("##")[0]
+        assert f"{rule.code}*" in text  # the area table marks it
+        sections = [body for body in skill.values() if f"## {rule.code} {rule.name}\n" in body]
+        assert sections and f"*Opt-in: `torchpatch check --extend-select {rule.code}`.*" in sections[0]
+    for name, body in skill.items():
+        if name.startswith("references/release-"):
+            for code in re.findall(r"\*\* \((TP\d+)(?: \(opt-in\))?;", body):
+                rule = next(rule for rule in all_rules() if rule.code == code)
+                assert (f"({code} (opt-in);" in body) == rule.opt_in or not rule.opt_in, (name, code)
+
+
+def seed_topics(seed_text: str) -> list[str]:
+    """The seed's topics, read systematically: the items of its reference index, and every heading with text under it."""
+    topics: list[str] = []
+    index = seed_text.split("## Reference index", 1)[1].split("\n## ", 1)[0]
+    for row in re.findall(r"^\| \[[^]]+\]\([^)]+\) \| (.+) \|$", index, re.M):
+        topics += [item.strip() for item in row.split(", ")]
+    body = seed_text.split("## Breaking changes and migrations", 1)[1]
+    headings = list(re.finditer(r"^(#{2,3}) (.+)$", body, re.M))
+    for current, following in zip(headings, headings[1:] + [None]):
+        text = body[current.end():following.start() if following else len(body)]
+        if text.strip():
+            topics.append(current.group(2).strip())
+    return topics
+
+
+#: Paragraph leads of the seed that the issue found dropped (#26): compiler cache artifacts, meta-device
+#: initialisation, the API-stability list, DeviceMesh initialisation order.
+SEED_LEADS = ("Save portable compiler caches", "For meta-device construction", "APIs described as API-unstable",
+              "Initialize process groups before constructing `DeviceMesh`")
+
+
+def test_the_skill_covers_every_seed_topic(skill):
+    seed = find_seed()
+    ours = [topic.seed for topic in SEED_TOPICS]
+    assert len(ours) == len(set(ours))
+    if seed is not None:
+        text = seed.read_text(encoding="utf-8")
+        theirs = seed_topics(text)
+        assert len(theirs) >= 45
+        assert [topic for topic in theirs if topic not in ours] == []  # every seed topic has an entry
+        for lead in SEED_LEADS:
+            assert lead in text
+    assert set(SEED_LEADS) <= set(ours)
+    page = skill[TOPICS_FILE]
+    for topic in SEED_TOPICS:
+        line = next(line for line in page.splitlines() if line.startswith(f"- **{topic.seed}**: "))
+        assert topic.rules or topic.rows or topic.correction or topic.note, topic.seed
+        assert "no rule" not in line or topic.note, topic.seed  # covered or explained
+        for code in topic.rules:
+            assert f"[{code}](" in line
+
+
+@pytest.mark.torch
+def test_seed_topic_notes_name_what_torch_has():
+    """A note without a rule relies only on names that exist in real torch (2.13 in CI)."""
+    pytest.importorskip("torch")
+    import importlib
+
+    def resolve(name: str):
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):
+            try:
+                value = importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            for part in parts[cut:]:
+                value = getattr(value, part)
+            return value
+        raise ImportError(name)
+
+    for topic in SEED_TOPICS:
+        for name in topic.names:
+            resolve(name)
+            assert name.rsplit(".", 1)[-1] in topic.note, name  # the note names what it relies on
+
+
+@pytest.mark.torch
+def test_devicemesh_note_matches_torch():
+    """The DeviceMesh note: without a default process group, DeviceMesh calls init_process_group() itself."""
+    pytest.importorskip("torch")
+    import inspect
+
+    from torch.distributed import device_mesh
+
+    source = inspect.getsource(device_mesh.DeviceMesh._setup_world_group_and_device)
+    assert "if not default_initialized:" in source and "init_process_group()" in source
+
+
+def test_wheel_rules_show_no_unrelated_write_instead(skill):
+    """TP104 once told agents to replace `torch.align_tensors` with `torch.cat` (its VALID example)."""
+    section = next(text for text in skill.values() if "## TP104 wheel-removed-api\n" in text)
+    tp104 = section.split("## TP104 wheel-removed-api\n", 1)[1].split("\n## ", 1)[0]
+    assert "torch.cat" not in tp104 and "Write instead" not in tp104
+    from torchpatch.knowledge import valid_example
+    from torchpatch.rules import rule_by_code_or_name
+
+    for code in ("TP104", "TP105", "TP106", "TP206", "TP207", "TP902"):
+        assert valid_example(rule_by_code_or_name(code)) is None
+    assert "weights_only=True" in valid_example(rule_by_code_or_name("TP302"))
+
+
+def test_unchecked_advisories_are_marked_in_the_skill(skill):
+    text = skill["references/serialization-and-security.md"]
+    assert "**CVE-2025-2999**" in text
+    line = next(line for line in text.splitlines() if line.startswith("- **CVE-2025-2999**"))
+    assert "not checked against the official advisory" in line
+    checked = next(line for line in text.splitlines() if line.startswith("- **CVE-2025-32434**"))
+    assert "not checked" not in checked
+
+
+def test_a_new_rule_with_torch_message_renders(monkeypatch):
+    """The lead regenerates the skill after merging other helpers' rules: the generator takes rules it never saw."""
+    from torchpatch.frontends import skill as skill_module
+    from torchpatch.rules.base import Invalid, Rule, Valid
+    from torchpatch.versions import v
+
+    class FutureRule(Rule):
+        """## What it does\nFlags `torch.future_api()`.\n\n## Why is this bad?\nIt warns since 2.15.\n"""
+
+        code = "TP299"
+        name = "future-api"
+        summary = "`torch.future_api()` (deprecated in 2.15)"
+        deprecated_in = v("2.15")
+        torch_message = "torch.future_api is deprecated, use torch.present_api"
+        calls = frozenset({"torch.future_api"})
+        catalog_ids = ("core.future",)
+        VALID = [Valid("import torch\ntorch.present_api()\n")]
+        INVALID = [Invalid("import torch\ntorch.future_api()\n")]
+
+    section = "\n".join(skill_module._render_rule_section(FutureRule))
+    assert "Torch prints: “torch.future_api is deprecated, use torch.present_api”" in section
+    parts = skill_module._pack([["x" * 100]] * 500, 20_000)
+    assert len(parts) == 3 and all(sum(len(line) + 1 for line in part) <= 20_000 for part in parts)

@@ -157,8 +157,22 @@ def example_pair(rule: type[Rule]) -> tuple[str | None, str | None]:
     return (example_code(python[0]) if python else None), None
 
 
+def reads_wheel_data(rule: type[Rule]) -> bool:
+    """Whether the rule watches names read from the wheels (TP104, TP206, ...): one rule for many APIs."""
+    from torchpatch.rules._wheel_rules import LazyNames
+
+    return any(isinstance(klass.__dict__.get(attribute), LazyNames) for klass in rule.__mro__
+               for attribute in ("calls", "references_to", "methods", "attributes_assigned"))
+
+
 def valid_example(rule: type[Rule]) -> str | None:
-    """The rule's first VALID example (the form to write) when it is Python that every rule passes."""
+    """The rule's first VALID example (the form to write) when it is Python that every rule passes.
+
+    None for a rule that reads its names from the wheels: its VALID code is merely code it does not flag
+    (TP104's `torch.cat` is no replacement for `torch.align_tensors`), and each API has its own answer.
+    """
+    if reads_wheel_data(rule):
+        return None
     for example in rule.VALID[:1]:
         if example_filename(example).endswith(".py") and lints_clean(example_code(example)):
             return example_code(example)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +71,7 @@ class ProjectReport:
     unreadable: list[tuple[str, str]] = field(default_factory=list)
     hits: dict[str, RuleHits] = field(default_factory=dict)  # in the window FROM < release <= TO
     earlier: dict[str, RuleHits] = field(default_factory=dict)  # changes at or before FROM, still in the code
+    touches: frozenset[str] = frozenset()  # what of the platform the project's own files name (PLATFORM_TOUCHES)
 
     def totals(self, hits: dict[str, RuleHits]) -> dict[str, int]:
         return {"findings": sum(h.findings for h in hits.values()), "safe_fixes": sum(h.safe for h in hits.values()),
@@ -86,7 +89,8 @@ def check_project(paths: list[Path], start: Version, target: Version, min_torch:
     options = argparse.Namespace(paths=paths, isolated=False, config=None, select=None, extend_select=[], ignore=[],
                                  target_torch=str(target), min_torch=str(min_torch))
     resolver = make_resolver(options)
-    report = ProjectReport(paths=[str(path) for path in paths], min_torch=resolver.for_file(paths[0]).min_torch)
+    report = ProjectReport(paths=[str(path) for path in paths], min_torch=resolver.for_file(paths[0]).min_torch,
+                           touches=platform_touches(paths))
     for path in discover(paths, lambda folder: file_filter(resolver.for_folder(folder))):
         result = check_file(path, resolver.for_file(path))
         report.files_checked += 1
@@ -112,6 +116,69 @@ def check_project(paths: list[Path], start: Version, target: Version, min_torch:
             else:
                 hits.unsafe += 1
     return report
+
+
+#: What of the platform a project's own files can name, and what each kind of platform change needs.
+PLATFORM_TOUCHES = {
+    "pins": "a torch requirement in a dependency file",
+    "index": "a download.pytorch.org index URL",
+    "extensions": "a C++/CUDA extension (cpp_extension in a build file, or .cpp/.cu sources)",
+    "python": "a Python version (requires-python, python_requires, .python-version, python= in environment.yml)",
+}
+_DEPENDENCY_FILE = re.compile(r"(requirements.*\.(txt|in)|pyproject\.toml|setup\.py|setup\.cfg|environment\.ya?ml|"
+                              r"Pipfile|constraints.*\.txt)$", re.I)
+_INDEX_FILE = re.compile(r"(\.(txt|in|toml|cfg|ya?ml|sh)|Dockerfile.*|Containerfile|Makefile|setup\.py)$", re.I)
+_TORCH_REQUIREMENT = re.compile(r"""(^|["'\s,\[])torch\s*(==|>=|<=|~=|!=|<|>|\[|=\s*["']|;|$)""", re.M)
+_PYTHON_VERSION = re.compile(r"requires-python|python_requires|^\s*-\s*python\s*[=<>]|Programming Language :: Python ::"
+                             r" 3\.\d", re.M | re.I)
+_SKIPPED_FOLDERS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist", ".mypy_cache"}
+
+
+def platform_touches(paths: list[Path]) -> frozenset[str]:
+    """Which of PLATFORM_TOUCHES the project's own files name; the report shows only those platform changes."""
+    found: set[str] = set()
+    for path in paths:
+        files = [path] if path.is_file() else []
+        if path.is_dir():
+            for folder, folders, names in os.walk(path):
+                folders[:] = [name for name in folders if name not in _SKIPPED_FOLDERS and not name.startswith(".")]
+                files += [Path(folder) / name for name in names]
+        for file in files:
+            name = file.name
+            if name == ".python-version":
+                found.add("python")
+            if file.suffix in (".cu", ".cuh", ".cpp", ".cc"):
+                found.add("extensions")
+            if not (_DEPENDENCY_FILE.search(name) or _INDEX_FILE.search(name)):
+                continue
+            try:
+                text = file.read_text(encoding="utf-8", errors="replace")[:200_000]
+            except OSError:
+                continue
+            if "download.pytorch.org" in text:
+                found.add("index")
+            if _DEPENDENCY_FILE.search(name):
+                if _TORCH_REQUIREMENT.search(text):
+                    found.add("pins")
+                if _PYTHON_VERSION.search(text):
+                    found.add("python")
+                if "cpp_extension" in text or "CUDAExtension" in text or "CppExtension" in text:
+                    found.add("extensions")
+    return frozenset(found)
+
+
+def platform_needs(change: Change) -> frozenset[str]:
+    """What a project's files must name for a platform change to concern it (see PLATFORM_TOUCHES)."""
+    kind = change.key.rsplit(":", 1)[-1]
+    if change.key.startswith("advisory:"):
+        return frozenset({"pins"})
+    if kind.startswith("python-"):
+        return frozenset({"python"})
+    if kind == "cxx11-abi":
+        return frozenset({"extensions"})
+    if kind.startswith("build-"):  # a build on download.pytorch.org: PyPI's default is its own change
+        return frozenset({"index"})
+    return frozenset({"pins"})  # pypi-default, platform-tag: what `pip install torch==X` gets
 
 
 def _count(number: int, word: str, plural: str | None = None) -> str:
@@ -168,6 +235,8 @@ def report_json(start: Version, target: Version, changes: list[Change], project:
             "hits": [hits.as_json() for hits in _ordered(project.hits)],
             "earlier": [hits.as_json() for hits in _ordered(project.earlier)],
             "not_checked": [{"file": name, "reason": reason} for name, reason in project.unreadable],
+            "earlier_totals": project.totals(project.earlier),
+            "platform_touches": sorted(project.touches),
         }
     return data
 
@@ -235,7 +304,8 @@ def _handling(change: Change) -> str:
 def _change_line(change: Change, start: Version, target: Version) -> str:
     when = ", ".join(f"{what} in {version}" for version, what in change.events_between(start, target))
     code = f"{change.code} " if change.code else ""
-    checked = "" if change.verified else " (not checked against a wheel)"
+    checked = "" if change.verified else (" (not checked against the official advisory)" if change.key.startswith(
+        "advisory:") else " (not checked against a wheel)")
     return f"- **{when}**: {change.title}{checked}. {change.action} — *{code}{_handling(change)}*"
 
 
@@ -252,11 +322,18 @@ def render_markdown(start: Version, target: Version, changes: list[Change], proj
         return "\n".join(lines + _by_area(changes, start, target, "##")).rstrip() + "\n"
     lines = _render_project(start, target, project)
     unseen = [change for change in changes if not change.detected]
-    if unseen:
+    relevant = [change for change in unseen if platform_needs(change) & project.touches]
+    if relevant:
+        named = "; ".join(PLATFORM_TOUCHES[kind] for kind in sorted(project.touches))
         lines += [f"## Not visible in code: the machines and wheels{scope}", "",
-                  f"Changes between {start} and {target} that no code check can see; "
-                  f"`torchpatch doctor --target-torch {target}` checks a machine against them.", ""]
-        lines += _by_area(unseen, start, target, "###")
+                  f"Changes between {start} and {target} that no code check can see, shown because the project's "
+                  f"files name them ({named}); `torchpatch doctor --target-torch {target}` checks a machine.", ""]
+        lines += _by_area(relevant, start, target, "###")
+    if len(unseen) > len(relevant):
+        command = f"torchpatch changes {start} {target} --area platforms"
+        lines += [f"{_count(len(unseen) - len(relevant), 'other platform change')} (Python range, CUDA builds, "
+                  f"GPU architectures, ABI, advisories) touch nothing this project's files name; `{command}` lists "
+                  f"them and `torchpatch doctor --target-torch {target}` checks a machine.", ""]
     hit = {hits.change.key for hits in project.hits.values() if hits.change is not None}
     others = [change for change in changes if change.detected and change.key not in hit]
     if others:
@@ -288,9 +365,13 @@ def _render_project(start: Version, target: Version, project: ProjectReport) -> 
     if not project.hits:
         lines += ["", f"No change between {start} and {target} hits this code.", ""]
     else:
+        earlier_totals = project.totals(project.earlier)
+        earlier = (f" Also {_count(earlier_totals['findings'], 'finding')} for changes already due at {start} "
+                   f"({earlier_totals['safe_fixes']} safe, {earlier_totals['unsafe_fixes']} unsafe, "
+                   f"{earlier_totals['manual']} by hand)." if project.earlier else "")
         lines += ["", f"**{_count(totals['findings'], 'finding')} in {_count(totals['files'], 'file')}** for changes "
                   f"between {start} and {target}: **{_count(totals['safe_fixes'], 'safe fix', 'safe fixes')}**, "
-                  f"{totals['unsafe_fixes']} unsafe to review, {totals['manual']} to fix by hand.", "",
+                  f"{totals['unsafe_fixes']} unsafe to review, {totals['manual']} to fix by hand.{earlier}", "",
                   "| rule | change | findings | safe | unsafe | by hand | files |", "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
         for hits in _ordered(project.hits):
             files = ", ".join(f"`{name}`" + (f" ×{count}" if count > 1 else "") for name, count in sorted(hits.files.items()))
@@ -301,14 +382,17 @@ def _render_project(start: Version, target: Version, project: ProjectReport) -> 
         versions = f"--target-torch {target} --min-torch {project.min_torch}"
         step = 1
         earlier_safe = project.totals(project.earlier)["safe_fixes"]
-        if totals["safe_fixes"] or earlier_safe:
+        if totals["safe_fixes"] or earlier_safe:  # --fix applies them all, whichever release made them due
             also = f", and {earlier_safe} for changes already due at {start}" if earlier_safe else ""
             lines.append(f"{step}. `torchpatch check --fix {versions} {paths}` applies the safe fixes "
                          f"({totals['safe_fixes']}{also}).")
             step += 1
-        if totals["unsafe_fixes"]:
+        earlier_unsafe = project.totals(project.earlier)["unsafe_fixes"]
+        if totals["unsafe_fixes"] or earlier_unsafe:
+            also = f", and {earlier_unsafe} for changes already due at {start}" if earlier_unsafe else ""
             lines.append(f"{step}. `torchpatch check --diff --unsafe-fixes {versions} {paths}` shows the "
-                         f"unsafe fixes ({totals['unsafe_fixes']}); apply the ones you accept with `--fix --unsafe-fixes`.")
+                         f"unsafe fixes ({totals['unsafe_fixes']}{also}); `--fix --unsafe-fixes` applies them "
+                         "with the safe ones.")
             step += 1
         if totals["manual"]:
             manual = sorted({hits.code for hits in project.hits.values() if hits.manual})

@@ -148,12 +148,32 @@ def write_skill(folder: Path, files: dict[str, str]) -> None:
 
 
 # -- rendering --------------------------------------------------------------------------------------
-def area_file(area: str) -> str:
-    return "references/" + re.sub(r"[^a-z0-9]+", "-", AREAS[area][0].lower()).strip("-") + ".md"
+#: Budgets, in tokens counted as characters / 4 (tiktoken is not a dependency; cl100k averages about 4
+#: characters a token on this English-and-code text, so the estimate is close and errs on the long side).
+SKILL_TOKENS = 2_500
+REFERENCE_TOKENS = 5_000
+#: Headroom below the reference budget, for the part header and link lines added after packing.
+_PACK_CHARACTERS = REFERENCE_TOKENS * 4 - 800
+
+
+def approximate_tokens(text: str) -> int:
+    return -(-len(text) // 4)
+
+
+def area_slug(area: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", AREAS[area][0].lower()).strip("-")
+
+
+def area_file(area: str, part: int = 1) -> str:
+    return f"references/{area_slug(area)}{'' if part == 1 else f'-{part}'}.md"
 
 
 def release_file(release: Version) -> str:
     return f"references/release-{release}.md"
+
+
+CORRECTIONS_FILE = "references/seed-corrections.md"
+TOPICS_FILE = "references/seed-topics.md"
 
 
 def anchor(rule: type[Rule]) -> str:
@@ -173,15 +193,138 @@ def python_block(code: str) -> list[str]:
     return ["```python", code.rstrip("\n"), "```", ""]
 
 
+def opt_in_mark(rule: type[Rule] | None) -> str:
+    return " (opt-in)" if rule is not None and rule.opt_in else ""
+
+
+@dataclass(frozen=True)
+class SeedTopic:
+    """A topic of the seed skill and where this skill covers it: rules, API rows, a correction, or a note."""
+
+    seed: str  # the seed's words (a heading, an index topic or a paragraph's lead)
+    rules: tuple[str, ...] = ()
+    rows: tuple[str, ...] = ()  # API-table rows (their old name)
+    correction: int | None = None  # the number of a SEED_CORRECTIONS entry
+    platforms: bool = False  # the platform tables answer it
+    # For what no rule checks: the advice, and the names it relies on (tests/test_skill.py finds each in torch).
+    note: str = ""
+    names: tuple[str, ...] = ()
+
+
+SEED_TOPICS: tuple[SeedTopic, ...] = (
+    # The seed's reference index, topic by topic.
+    SeedTopic("Safe checkpoint loading", rules=("TP301", "TP302", "TP447", "TP431", "TP304")),
+    SeedTopic("repository trust", rules=("TP303",)),
+    SeedTopic("TorchScript", rules=("TP210", "TP211")),
+    SeedTopic("export/ONNX/PT2E removals", rules=("TP102", "TP212"),
+              rows=("torch.export.export_for_training", "torch.ao.quantization.quantize_pt2e"), correction=3),
+    SeedTopic("MAGMA and `varlen_attn` migrations", rules=("TP215", "TP110")),
+    SeedTopic("`torch.compile`", rules=("TP121", "TP434", "TP440")),
+    SeedTopic("Dynamo", rules=("TP222", "TP420"), correction=2),
+    SeedTopic("Inductor", rules=("TP440",)),
+    SeedTopic("FlexAttention", rules=("TP220", "TP221", "TP242", "TP432", "TP510"), correction=1),
+    SeedTopic("variable-length attention", rules=("TP110",)),
+    SeedTopic("cache", rules=("TP222",),
+              note="`torch.compiler.save_cache_artifacts()` after a compiled run returns `(bytes, info)` or None; "
+                   "`torch.compiler.load_cache_artifacts(bytes)` in another process before it compiles reuses them",
+              names=("torch.compiler.save_cache_artifacts", "torch.compiler.load_cache_artifacts")),
+    SeedTopic("determinism", rules=("TP440",)),
+    SeedTopic("compiler debugging", rules=("TP420", "TP434"),
+              note="`torch._dynamo.config.error_on_recompile = True` turns a recompilation into an error",
+              names=("torch._dynamo.config.error_on_recompile",)),
+    SeedTopic("`torch.export`", rules=("TP430", "TP444", "TP446")),
+    SeedTopic("dynamic shapes", rules=("TP444",),
+              note="`Dim.AUTO` lets export infer dynamic or static, `Dim.DYNAMIC` fails if the dimension "
+                   "specialises, `Dim.STATIC` specialises it",
+              names=("torch.export.Dim.AUTO", "torch.export.Dim.DYNAMIC", "torch.export.Dim.STATIC")),
+    SeedTopic("control flow", rules=("TP446",)),
+    SeedTopic("Core ATen", rules=("TP113",)),
+    SeedTopic("ONNX", rules=("TP410", "TP436", "TP236", "TP237", "TP103")),
+    SeedTopic("AOTInductor packaging",
+              note="`torch._inductor.aoti_compile_and_package(exported_program)` writes a `.pt2` package; "
+                   "`torch._inductor.aoti_load_package(path)` loads it; no rule checks them",
+              names=("torch._inductor.aoti_compile_and_package", "torch._inductor.aoti_load_package")),
+    SeedTopic("Triton and out variants",
+              note="`torch.library.triton_op` registers a Triton kernel as an operator and "
+                   "`torch.library.wrap_triton` calls one inside it; no rule checks them",
+              names=("torch.library.triton_op", "torch.library.wrap_triton")),
+    SeedTopic("FSDP2", rules=("TP213", "TP238")),
+    SeedTopic("DTensor", rules=("TP443",), rows=("torch.distributed._tensor",)),
+    SeedTopic("DCP", rules=("TP239",)),
+    SeedTopic("XCCL", platforms=True, note="`torch.distributed.is_xccl_available()` says whether the build has the "
+                                           "Intel GPU backend", names=("torch.distributed.is_xccl_available",)),
+    SeedTopic("context parallelism", note="`torch.distributed.tensor.experimental.context_parallel` (experimental: "
+                                          "pin the release); no rule checks it",
+              names=("torch.distributed.tensor.experimental.context_parallel",)),
+    SeedTopic("functional collectives",
+              note="`torch.distributed._functional_collectives.all_reduce` and its siblings return tensors, not "
+                   "work handles (a private module: pin the release); no rule checks them",
+              names=("torch.distributed._functional_collectives.all_reduce",)),
+    SeedTopic("Symmetric Memory", rules=("TP214",), correction=4),
+    SeedTopic("float8", note="torch has the dtypes `torch.float8_e4m3fn` and `torch.float8_e5m2`; float8 training "
+                             "itself lives in torchao", names=("torch.float8_e4m3fn", "torch.float8_e5m2")),
+    SeedTopic("Wheels and ABI", rules=("TP441", "TP306", "TP307", "TP308"), platforms=True),
+    SeedTopic("CUDA/ROCm/XPU/MPS", rules=("TP307", "TP240"), platforms=True),
+    SeedTopic("C++/SYCL extensions", rules=("TP120", "TP435", "TP441")),
+    SeedTopic("quantization", rules=("TP212",), rows=("torch.ao.quantization.quantize_pt2e",), correction=3),
+    SeedTopic("streams", note="`torch.Stream` and `torch.accelerator.current_stream()` are the device-generic "
+                              "forms", names=("torch.Stream", "torch.accelerator.current_stream")),
+    SeedTopic("autograd", rules=("TP401", "TP442", "TP520")),
+    SeedTopic("profiler", rules=("TP112", "TP208", "TP235", "TP241")),
+    # The seed's sections.
+    SeedTopic("Load checkpoints safely", rules=("TP301", "TP302", "TP447")),
+    SeedTopic("Replace deprecated frontend and quantization APIs", rules=("TP210", "TP212", "TP102"),
+              rows=("torch.export.export_for_training",), correction=3),
+    SeedTopic("Update `varlen_attn` calls for 2.11", rules=("TP110",)),
+    SeedTopic("Audit distributed construction and gradients", rules=("TP443", "TP256", "TP214"), correction=4),
+    SeedTopic("Select compatible binaries", rules=("TP307", "TP441"), platforms=True, correction=5),
+    SeedTopic("Control compile behavior", rules=("TP434", "TP420", "TP440"), correction=2),
+    SeedTopic("Save portable compiler caches",
+              note="after compiling and running, `torch.compiler.save_cache_artifacts()`; in the other process or "
+                   "machine, `torch.compiler.load_cache_artifacts(bytes)` before compiling",
+              names=("torch.compiler.save_cache_artifacts", "torch.compiler.load_cache_artifacts")),
+    SeedTopic("Express FlexAttention sparsity efficiently", rules=("TP510", "TP220", "TP432"), correction=1),
+    SeedTopic("High-value FSDP2 updates", rules=("TP213", "TP238")),
+    SeedTopic("High-value export updates", rules=("TP444", "TP446", "TP430")),
+    SeedTopic("Stability notes", rules=("TP214", "TP110"),
+              note="the surfaces the seed calls API-unstable (symmetric memory, `XPUGraph`, `DebugMode`, "
+                   "`varlen_attn`, AOTInductor packaging helpers, the limited stable C++ ABI) live in private or "
+                   "experimental modules: pin the exact torch release and re-test on upgrade",
+              names=("torch.xpu.XPUGraph", "torch.utils._debug_mode.DebugMode", "torch.nn.attention.varlen.varlen_attn")),
+    # Paragraph leads the issue named (#26): covered, not dropped.
+    SeedTopic("For meta-device construction", rules=("TP213",),
+              note="build under `torch.device(\"meta\")`, call `fully_shard` on each block and the root, then "
+                   "`model.to_empty(device=...)` and each module's `reset_parameters()`",
+              names=("torch.distributed.fsdp.fully_shard", "torch.nn.Module.to_empty")),
+    SeedTopic("Initialize process groups before constructing `DeviceMesh`", rules=("TP256",),
+              note="a `DeviceMesh` (or `init_device_mesh`) made while no default process group exists calls "
+                   "`init_process_group()` with the defaults itself (torch 2.13 `device_mesh.py`); initialise "
+                   "first for another backend, timeout or rendezvous",
+              names=("torch.distributed.device_mesh.DeviceMesh", "torch.distributed.device_mesh.init_device_mesh")),
+    SeedTopic("APIs described as API-unstable", rules=("TP214", "TP110"),
+              note="`XPUGraph`, `DebugMode` and the rest of the seed's list (see Stability notes): pin the exact "
+                   "release for private and experimental modules",
+              names=("torch.xpu.XPUGraph", "torch.utils._debug_mode.DebugMode")),
+)
+
+
 def render_skill(target: Version = NEWEST_KNOWN) -> dict[str, str]:
     """Every file of the skill, keyed by its path inside the skill folder."""
-    files = {"SKILL.md": render_skill_md(target)}
+    files: dict[str, str] = {}
+    where: dict[str, str] = {}  # rule code → the reference file that has its section
+    parts: dict[str, list[str]] = {}
     for area in AREAS:
-        files[area_file(area)] = render_area(area, target)
+        rendered = render_area_parts(area, target)
+        parts[area] = list(rendered)
+        for name, (text, codes) in rendered.items():
+            files[name] = text
+            where.update(dict.fromkeys(codes, name))
+    files[CORRECTIONS_FILE] = render_corrections(target, where)
+    files[TOPICS_FILE] = render_topics(where)
     for release in KNOWN_RELEASES:
         if release <= target:
-            files[release_file(release)] = render_release(release)
-    return files
+            files[release_file(release)] = render_release(release, where)
+    return {"SKILL.md": render_skill_md(target, parts), **files}
 
 
 def _front_matter() -> list[str]:
@@ -198,90 +341,99 @@ def _front_matter() -> list[str]:
     ]
 
 
-def render_skill_md(target: Version) -> str:
+def _link(name: str, text: str | None = None) -> str:
+    return f"[{text or name.removeprefix('references/')}]({name})"
+
+
+def render_skill_md(target: Version, parts: dict[str, list[str]]) -> str:
+    """The entry point, kept small: what to do first, then which one reference to open."""
     rules = all_rules()
     rows = api_changes()
     lines = _front_matter() + [
         "",
         f"# PyTorch {KNOWN_RELEASES[0]} → {target}: what changed, verified (torchpatch)",
         "",
-        f"Generated by `torchpatch skill build` from torchpatch {__version__}'s rule database: {len(rules)} rules, "
-        f"{len(rows)} API-table rows and the platform facts of {len(platform_facts.releases())} releases, each checked "
-        "against the real PyTorch wheels. Every statement below names its release, the old and new code, and "
-        "whether torchpatch's fix is safe (keeps behaviour on every release from your minimum torch to the "
-        "target), unsafe (needs review) or absent. Do not edit: rebuild it.",
+        f"Generated by `torchpatch skill build` from torchpatch {__version__}: {len(rules)} rules, {len(rows)} API-table "
+        "rows and the platform facts, checked against the real PyTorch wheels. Do not edit: rebuild it.",
         "",
-        "## If the `torchpatch` command is available, run it",
+        "## First: let the tool read the code",
         "",
-        "Check with `torchpatch --version`. The tool knows everything here and applies it to the code in front "
-        "of you; prefer it over reading:",
+        "If `torchpatch --version` works, prefer it to reading (it applies all of this to the code in front of you):",
         "",
         "```sh",
-        "torchpatch check --output-format json src/          # findings with code, message, location, fix",
+        "torchpatch check --output-format json src/          # findings: code, message, location, fix",
         "torchpatch check --fix src/                         # apply the safe fixes",
-        "torchpatch check --diff --unsafe-fixes src/         # show the fixes that need review",
+        "torchpatch check --diff --unsafe-fixes src/         # the fixes that need review",
         "torchpatch check --target-torch 2.11 --min-torch 2.6 src/",
         "torchpatch rule TP301                               # explain one rule",
         "torchpatch changes 2.6 2.11 .                       # upgrade report for this project",
-        "torchpatch audit model.pt                           # is a checkpoint safe to load with weights_only=True?",
+        "torchpatch audit model.pt                           # loadable with weights_only=True? malicious?",
         f"torchpatch doctor --gpu sm_70 --driver 535 --python 3.12 --target-torch {target}",
         "```",
         "",
-        "Exit codes: 0 clean, 1 findings remain, 2 usage error. Without the tool, use the references below; "
-        "load only the one that matches the work.",
+        "Exit codes: 0 clean, 1 findings remain, 2 usage error. A *safe* fix keeps behaviour on every release from "
+        "your minimum torch to the target; *unsafe* needs review. Opt-in rules run with `--extend-select CODE`.",
         "",
-        "## What you may have learnt wrong",
+        "## Then open only the reference you need",
         "",
-        f"These claims come from {SEED_SOURCE}, which torchpatch grew from; real torch contradicts them.",
+        f"- Moving between releases: the release pages, one per release (below), then the rules they link to.",
+        f"- Something this skill contradicts in other guides: {_link(CORRECTIONS_FILE)}.",
+        f"- A topic of the older `pytorch-knowledge-patch` skill: {_link(TOPICS_FILE)} says where it is covered.",
         "",
+        "| area | rules | references |",
+        "| --- | --- | --- |",
     ]
-    for number, correction in enumerate(SEED_CORRECTIONS, 1):
-        lines += render_correction(number, correction, target)
-    lines += ["## Rules by area", "",
-              "Each rule finds one change in code (`torchpatch rule CODE` explains it); details, examples and "
-              "fix safety are in the area's reference.", ""]
     for area, (title, scope) in AREAS.items():
         area_rules = [rule for rule in rules if not is_table_rule(rule) and rule_area(rule) == area]
-        area_rows = [row for rule in rules for row in table_rows(rule) if _row_area(row) == area]
-        lines += [f"### [{title}]({area_file(area)})", "", f"{scope}.", ""]
-        for rule in area_rules:
-            lines.append(f"- **{rule.code}** {rule.summary}; {_short_versions(rule)}; {_fix_short(rule.fix_safety)}.")
-        if area_rows:
-            removed = sum(1 for row in area_rows if row.removed_in is not None)
-            lines.append(f"- {len(area_rows)} renamed, moved or removed APIs ({removed} removed; TP101/TP201): "
-                         f"the table in [{area_file(area)}]({area_file(area)}#api-table).")
-        lines.append("")
-    lines += ["## Releases", "", "What each release changed, from the rules, the API table and the platform facts:", ""]
+        codes = ", ".join(rule.code + ("*" if rule.opt_in else "") for rule in area_rules) or "—"
+        links = ", ".join(_link(name) for name in parts[area])
+        lines.append(f"| **{title}**: {scope} | {codes} | {links} |")
+    lines += ["", "\\* opt-in (off by default).", "", "## Opt-in rules", "",
+              "Off by default; `torchpatch check --extend-select CODE` (or `--select ALL`) runs them:", ""]
+    for rule in rules:
+        if rule.opt_in:
+            lines.append(f"- **{rule.code}** {rule.summary}.")
+    lines += ["", "## What you may have learnt wrong", "",
+              f"{SEED_SOURCE[0].upper()}{SEED_SOURCE[1:]} says these; real torch contradicts them ({_link(CORRECTIONS_FILE, 'the evidence')}):", ""]
+    for number, correction in enumerate(SEED_CORRECTIONS, 1):
+        lines.append(f"{number}. “{correction.seed_said}” **Wrong:** {_first_sentence(correction.wrong_because)}")
+    lines += ["", "## Releases", ""]
     for release in KNOWN_RELEASES:
         if release <= target:
-            count = len(changes_in(release))
-            lines.append(f"- [PyTorch {release}]({release_file(release)}): {count} changes")
-    lines += ["", "Older changes that torchpatch still flags (before 2.4) are in the area references.", ""]
+            lines.append(f"- [PyTorch {release}]({release_file(release)}): {len(changes_in(release))} changes")
+    lines += ["", "Changes older than 2.4 that torchpatch still flags are in the area references.", ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _first_sentence(text: str) -> str:
+    return text.split(". ", 1)[0].rstrip(".") + "."
 
 
 def _row_area(row) -> str:
     return area_of_catalog(row.catalog)
 
 
-def _short_versions(rule: type[Rule]) -> str:
-    return versions_text(rule).replace("replacement available since", "new API since")
+def render_corrections(target: Version, where: dict[str, str]) -> str:
+    lines = ["# What the seed skill got wrong", "",
+             f"Claims of {SEED_SOURCE}, which torchpatch grew from, that real torch contradicts; each with the "
+             "rule or fact that now catches it.", ""]
+    for number, correction in enumerate(SEED_CORRECTIONS, 1):
+        lines += render_correction(number, correction, target, where)
+    return "\n".join(lines).rstrip() + "\n"
 
 
-def _fix_short(fix: str | None) -> str:
-    return {SAFE: "safe fix", "unsafe": "unsafe fix"}.get(fix or "", "no fix")
-
-
-def render_correction(number: int, correction: SeedCorrection, target: Version) -> list[str]:
-    lines = [f"### {number}. The seed said: “{correction.seed_said}”", "",
+def render_correction(number: int, correction: SeedCorrection, target: Version,
+                      where: dict[str, str] | None = None) -> list[str]:
+    lines = [f"## {number}. The seed said: “{correction.seed_said}”", "",
              f"**Wrong.** {correction.wrong_because}", ""]
     if correction.rule:
         rule = rule_by_code_or_name(correction.rule)
         assert rule is not None, correction.rule
         old, new = example_pair(rule)
+        page = (where or {}).get(rule.code, area_file(rule_area(rule))).removeprefix("references/")
         lines += [f"**Now:** {rule.summary} (PyTorch: {versions_text(rule)}); {fix_words(rule.fix_safety)}. "
-                  f"torchpatch rule {rule.code} ({rule.name}) finds it; details in "
-                  f"[{area_file(rule_area(rule))}]({area_file(rule_area(rule))}#{anchor(rule)}).", ""]
+                  f"torchpatch rule {rule.code} ({rule.name}){opt_in_mark(rule)} finds it; details in "
+                  f"[{page}]({page}#{anchor(rule)}).", ""]
         if new:
             lines += ["After torchpatch's fix:", ""] + python_block(new)
         elif valid_example(rule):
@@ -311,31 +463,114 @@ def render_correction(number: int, correction: SeedCorrection, target: Version) 
     return lines
 
 
-def render_area(area: str, target: Version) -> str:
+def render_topics(where: dict[str, str]) -> str:
+    """Each seed topic and where this skill covers it: generated from the rules, rows and corrections."""
+    lines = ["# The seed's topics, and where each is covered", "",
+             f"Every topic of {SEED_SOURCE} (its reference index and its sections), with the rules that check it, "
+             "the API rows, the correction, or, where torchpatch has no rule, a note whose names exist in torch 2.13.",
+             ""]
+    for topic in SEED_TOPICS:
+        covered = []
+        for code in topic.rules:
+            rule = rule_by_code_or_name(code)
+            if rule is None:
+                continue
+            page = where.get(rule.code, "").removeprefix("references/")
+            covered.append(f"[{rule.code}]({page}#{anchor(rule)}){opt_in_mark(rule)}")
+        rows = [row for row in api_changes() if row.old in topic.rows]
+        covered += [f"`{row.old}` → `{row.new or 'no replacement'}` ({'TP101' if row.removed_in else 'TP201'})"
+                    for row in rows]
+        if topic.correction:
+            covered.append(f"[correction {topic.correction}]({CORRECTIONS_FILE.removeprefix('references/')})")
+        if topic.platforms:
+            covered.append(f"[platform tables]({area_file('platforms').removeprefix('references/')})")
+        text = f"- **{topic.seed}**: " + (", ".join(covered) if covered else "no rule")
+        if topic.note:
+            text += f". {topic.note[0].upper()}{topic.note[1:]}"
+        lines.append(text.rstrip(".") + ".")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _pack(sections: list[list[str]], limit: int) -> list[list[str]]:
+    """Sections into parts of at most ``limit`` characters each, in order (a section is never split)."""
+    parts: list[list[str]] = [[]]
+    size = 0
+    for section in sections:
+        length = sum(len(line) + 1 for line in section)
+        if parts[-1] and size + length > limit:
+            parts.append([])
+            size = 0
+        parts[-1].extend(section)
+        size += length
+    return parts
+
+
+def _table_sections(rows, limit: int) -> list[list[str]]:
+    """The API table as sections that each fit a part: the header repeats in each."""
+    title = ["## API table", "", "Plain renames, moves and removals (rules TP101 removed-api and TP201 "
+             "deprecated-api); each row has its own versions. `fix` is `safe` when torchpatch's rewrite keeps "
+             "behaviour (it becomes unsafe when your minimum torch predates the replacement), `unsafe` when it "
+             "needs review, `none` when there is no mechanical replacement.", ""]
+    sections: list[list[str]] = []
+    chunk: list = []
+    for row in rows:
+        candidate = render_rows_table(chunk + [row])
+        if chunk and sum(len(line) + 1 for line in candidate) + 600 > limit:
+            sections.append(render_rows_table(chunk) + [""])
+            chunk = []
+        chunk.append(row)
+    if chunk:
+        sections.append(render_rows_table(chunk) + [""])
+    sections[0] = title + sections[0]
+    for index in range(1, len(sections)):
+        sections[index] = ["## API table (continued)", ""] + sections[index]
+    return sections
+
+
+def render_area_parts(area: str, target: Version) -> dict[str, tuple[str, list[str]]]:
+    """An area's reference, in parts that each fit the reference budget: file → (text, rule codes in it)."""
     title, scope = AREAS[area]
     rules = [rule for rule in all_rules() if not is_table_rule(rule) and rule_area(rule) == area]
-    lines = [f"# {title}", "", f"{scope}. Generated by torchpatch {__version__} for PyTorch up to {target}; "
-             "each rule below is what `torchpatch rule CODE` explains.", ""]
-    for rule in rules:
-        lines += _render_rule_section(rule)
-    rows = [(rule, row) for rule in all_rules() for row in table_rows(rule) if _row_area(row) == area]
+    sections = [_render_rule_section(rule) for rule in rules]
+    codes = [[rule.code] for rule in rules]
+    rows = [row for rule in all_rules() for row in table_rows(rule) if _row_area(row) == area]
+    extra: list[list[str]] = []
     if rows:
-        lines += ["## API table", "", "Plain renames, moves and removals (rules TP101 removed-api and TP201 "
-                  "deprecated-api); each row has its own versions. `fix` is `safe` when torchpatch's rewrite keeps "
-                  "behaviour (it becomes unsafe when your minimum torch predates the replacement), `unsafe` when "
-                  "it needs review, `none` when there is no mechanical replacement.", ""]
-        lines += render_rows_table(sorted((row for _, row in rows), key=lambda row: (row.since, row.old))) + [""]
+        extra += _table_sections(sorted(rows, key=lambda row: (row.since, row.old)), _PACK_CHARACTERS)
     if area == "platforms":
-        lines += _render_platform_tables(target)
+        extra += _render_platform_tables(target)
     if area == "serialization":
-        lines += _render_advisories()
-    return "\n".join(lines).rstrip() + "\n"
+        extra.append(_render_advisories())
+    sections += extra
+    codes += [[] for _ in extra]
+    packed = _pack([[f"\x00{index}"] + section for index, section in enumerate(sections)], _PACK_CHARACTERS)
+    count = len(packed)
+    files: dict[str, tuple[str, list[str]]] = {}
+    for number, part in enumerate(packed, 1):
+        name = area_file(area, number)
+        others = [f"[part {other}]({area_file(area, other).removeprefix('references/')})"
+                  for other in range(1, count + 1) if other != number]
+        head = [f"# {title}" + (f" (part {number} of {count})" if count > 1 else ""), "",
+                f"{scope}. Generated by torchpatch {__version__} for PyTorch up to {target}; each rule below is what "
+                "`torchpatch rule CODE` explains." + (f" Other parts: {', '.join(others)}." if others else ""), ""]
+        in_part = [code for line in part if line.startswith("\x00") for code in codes[int(line[1:])]]
+        body = [line for line in part if not line.startswith("\x00")]
+        files[name] = ("\n".join(head + body).rstrip() + "\n", in_part)
+    return files
+
+
+def render_area(area: str, target: Version) -> str:
+    """The whole area in one text (all its parts), for readers that want it in one piece."""
+    return "\n".join(text for text, _ in render_area_parts(area, target).values())
 
 
 def _render_rule_section(rule: type[Rule]) -> list[str]:
     lines = [f"## {rule.code} {rule.name}", "", f"{rule.summary}. *PyTorch: {versions_text(rule)}.*"]
     if rule.opt_in:
         lines.append(f"*Opt-in: `torchpatch check --extend-select {rule.code}`.*")
+    torch_message = getattr(rule, "torch_message", None)
+    if torch_message:
+        lines.append(f"Torch prints: “{torch_message}”")
     lines.append("")
     prose = re.sub(r"^## ", "### ", rule.prose(), flags=re.MULTILINE)
     lines += [prose, ""]
@@ -354,12 +589,12 @@ def _render_rule_section(rule: type[Rule]) -> list[str]:
     return lines
 
 
-def _render_platform_tables(target: Version) -> list[str]:
-    lines = ["## Releases and wheels", "",
-             "From torchpatch's platform table (`torchpatch doctor` uses the same facts). Architectures are the "
-             "compute capabilities with compiled kernels; a build marked \\* was not checked against a real wheel.", "",
-             "| torch | Python | PyPI default | builds (GPU kernels) | C++11 ABI | wheel tag |",
-             "| --- | --- | --- | --- | --- | --- |"]
+def _render_platform_tables(target: Version) -> list[list[str]]:
+    wheels = ["## Releases and wheels", "",
+              "From torchpatch's platform table (`torchpatch doctor` uses the same facts). Architectures are the "
+              "compute capabilities with compiled kernels; a build marked \\* was not checked against a real wheel.", "",
+              "| torch | Python | PyPI default | builds (GPU kernels) | C++11 ABI | wheel tag |",
+              "| --- | --- | --- | --- | --- | --- |"]
     for release in platform_facts.releases():
         if release.version > target:
             continue
@@ -368,20 +603,26 @@ def _render_platform_tables(target: Version) -> list[str]:
             + (f" ({platform_facts.capability_text(build.archs[0])}–{platform_facts.capability_text(build.archs[-1])})"
                if build.archs else "")
             for build in release.builds)
-        lines.append(f"| {release.version} | {release.python_range_text} | {release.pypi_default} | {builds} | "
-                     f"{'yes' if release.cxx11_abi else 'no'} | `{release.platform_tag}` |")
-    lines += ["", "Install a build other than PyPI's default with "
-              "`pip install torch==X.Y.Z --index-url https://download.pytorch.org/whl/<build>`.", "",
-              "## Platform changes by release", ""]
+        wheels.append(f"| {release.version} | {release.python_range_text} | {release.pypi_default} | {builds} | "
+                      f"{'yes' if release.cxx11_abi else 'no'} | `{release.platform_tag}` |")
+    wheels += ["", "Install a build other than PyPI's default with "
+               "`pip install torch==X.Y.Z --index-url https://download.pytorch.org/whl/<build>`.", ""]
+    changes = ["## Platform changes by release", ""]
     for change in all_changes():
         if change.source == "platform" and change.area == "platforms" and change.version <= target:
-            lines.append(f"- **{change.version}**: {change.title}{'' if change.verified else ' (not checked against a wheel)'}. "
-                         f"{change.action}")
-    lines += ["", "## NVIDIA driver minimums (Linux)", "", "| CUDA | driver for the full toolkit | oldest driver (minor-version compatibility) |",
-              "| --- | --- | --- |"]
+            changes.append(f"- **{change.version}**: {change.title}{'' if change.verified else ' (not checked against a wheel)'}. "
+                           f"{change.action}")
+    changes.append("")
+    drivers = ["## NVIDIA driver minimums (Linux)", "",
+               "| CUDA | driver for the full toolkit | oldest driver (minor-version compatibility) |", "| --- | --- | --- |"]
     for requirement in platform_facts.driver_requirements():
-        lines.append(f"| {requirement.cuda} | {requirement.toolkit_text} | {requirement.minor_compat_text} |")
-    return lines + [""]
+        drivers.append(f"| {requirement.cuda} | {requirement.toolkit_text} | {requirement.minor_compat_text} |")
+    gpus = ["", "## GPU names → architecture", "",
+            "`torchpatch doctor --gpu` and the MCP tool take these names (NVIDIA's published compute capabilities):", ""]
+    for row in platform_facts.gpu_names():
+        arch = platform_facts.capability_text(row.arch) if row.arch else f"{row.gfx} (AMD: ROCm builds)"
+        gpus.append(f"- {row.name}: {arch} ({', '.join(row.names)})")
+    return [wheels, changes, drivers + gpus + [""]]
 
 
 def _render_advisories() -> list[str]:
@@ -389,11 +630,12 @@ def _render_advisories() -> list[str]:
              "TP304 (vulnerable-torch-pin) for the `torch.load` advisories.", ""]
     for advisory in platform_facts.cves():
         alias = f" ({advisory.alias})" if advisory.alias else ""
-        lines.append(f"- **{advisory.id}**{alias}, fixed in torch {advisory.fixed}: {advisory.summary}.")
+        checked = "" if advisory.verified else " (not checked against the official advisory)"
+        lines.append(f"- **{advisory.id}**{alias}, fixed in torch {advisory.fixed}: {advisory.summary}{checked}.")
     return lines + [""]
 
 
-def render_release(release: Version) -> str:
+def render_release(release: Version, where: dict[str, str] | None = None) -> str:
     lines = [f"# PyTorch {release}: what changed", "",
              f"Every change torchpatch knows in {release}, by area. `torchpatch check --target-torch {release}` "
              "finds the code ones.", ""]
@@ -404,20 +646,23 @@ def render_release(release: Version) -> str:
             continue
         lines += [f"## {title}", ""]
         for change, what in in_area:
-            lines.append("- " + _release_line(change, what))
+            lines.append("- " + _release_line(change, what, where or {}))
         lines.append("")
     if not events:
         lines += ["No change torchpatch knows of.", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _release_line(change: Change, what: str) -> str:
+def _release_line(change: Change, what: str, where: dict[str, str]) -> str:
     if change.source == "platform":
-        unchecked = "" if change.verified else " (not checked against a wheel)"
+        unchecked = "" if change.verified else (" (not checked against the official advisory)" if change.key.startswith(
+            "advisory:") else " (not checked against a wheel)")
         return f"**{change.title}**{unchecked}. {change.action}"
     if change.source == "api-table":
         head = f"`{change.old}` {what}" + (f" → `{change.new}`" if change.new else "")
         return f"**{head}** ({change.code}; {change.handling()}). {change.action}"
     rule = rule_by_code_or_name(change.code or "")
-    link = f"{area_file(change.area).removeprefix('references/')}#{anchor(rule)}" if rule else ""
-    return f"**{what.capitalize()}: {change.title}** ({change.code}; {change.handling()}); see [{change.code}]({link})."
+    page = where.get(change.code or "", area_file(change.area)).removeprefix("references/")
+    link = f"{page}#{anchor(rule)}" if rule else ""
+    return (f"**{what.capitalize()}: {change.title}** ({change.code}{opt_in_mark(rule)}; {change.handling()}); "
+            f"see [{change.code}]({link}).")
