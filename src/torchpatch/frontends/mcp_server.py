@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from torchpatch import __version__
+from torchpatch import __version__, install_hint
 from torchpatch.versions import KNOWN_RELEASES, NEWEST_KNOWN, OLDEST_KNOWN, Version
 
 HELP = "Serve torchpatch to coding agents over MCP (stdio): check and fix code, explain rules, list changes, audit, plan installs."
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         server = build_server(log_level=args.log_level)
     except ImportError as error:
-        raise UsageError(f"the MCP server needs the official MCP SDK: pip install 'torchpatch[mcp]' ({error})") from None
+        raise UsageError(f"the MCP server needs the official MCP SDK: {install_hint('mcp')} ({error})") from None
     logging.basicConfig(stream=sys.stderr, level=args.log_level)
     server.run("stdio")
     return 0
