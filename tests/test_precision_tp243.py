@@ -1,11 +1,17 @@
-"""Round 9, part c of issue #8's precision sample: each false finding read on real packages, as a
-synthetic case of the same shape (no package code)."""
+"""Hand-read precision cases for TP243 autocast-device-state: each false finding, wrong message or wrong fix
+read on real code in the pre-registered rounds (bench/trust_samples/), as a synthetic case of the same
+shape (no package code), grouped here by rule; the comment above each group names its round."""
 
 from __future__ import annotations
 
 import pytest
 
 from precision_helpers import findings_of
+
+
+# ---- round 9c -----------------------------------------------------------------------------------
+# Round 9, part c of issue #8's precision sample: each false finding read on real packages, as a synthetic case
+# of the same shape (no package code).
 
 
 # -- a feature probe held in a function-local name ---------------------------------------------------
@@ -62,36 +68,3 @@ def test_a_local_probe_does_not_reach_another_function(lint):
               "def autocast_dtype(get_dtype):\n"
               '    return get_dtype("cuda") if get_dtype is not None else torch.get_autocast_gpu_dtype()\n')
     assert len(findings_of(lint, source, "TP243")) == 1
-
-
-# -- try the weights= form, fall back to pretrained= -------------------------------------------------
-# (torch-fidelity 0.4 utils_torchvision.py: `try: vgg16(weights=VGG16_Weights.IMAGENET1K_V1, ...)` /
-# `except Exception: vgg16(pretrained=True, ...)`: the flag is the fallback for torchvision < 0.13.)
-
-@pytest.mark.parametrize("handler", ["except Exception:", "except:", "except TypeError:"])
-def test_pretrained_in_the_fallback_of_a_weights_call_is_not_reported(lint, handler):
-    source = ("import torchvision\n\ndef load():\n    try:\n"
-              "        return torchvision.models.vgg16(weights=torchvision.models.VGG16_Weights.IMAGENET1K_V1)\n"
-              f"    {handler}\n        return torchvision.models.vgg16(pretrained=True)\n")
-    assert findings_of(lint, source, "TP600") == []
-
-
-def test_pretrained_with_an_alias_in_the_fallback_is_not_reported(lint):
-    source = ("from torchvision.models import resnet50, ResNet50_Weights\n"
-              "from torchvision import models\n\ntry:\n    net = resnet50(weights=ResNet50_Weights.DEFAULT)\n"
-              "except Exception:\n    net = models.resnet50(pretrained=True)\n")
-    assert findings_of(lint, source, "TP600") == []
-
-
-@pytest.mark.parametrize("source", [
-    # the try calls another builder: the fallback is not the old form of the same call
-    "import torchvision\ntry:\n    net = torchvision.models.resnet18(weights=None)\n"
-    "except Exception:\n    net = torchvision.models.vgg16(pretrained=True)\n",
-    # the try has no weights= call at all
-    "import torchvision\ntry:\n    net = load_local()\nexcept Exception:\n    net = torchvision.models.vgg16(pretrained=True)\n",
-    # the old form in the try itself runs on every release
-    "import torchvision\ntry:\n    net = torchvision.models.vgg16(pretrained=True)\n"
-    "except Exception:\n    net = torchvision.models.vgg16(weights=None)\n",
-])
-def test_pretrained_outside_such_a_fallback_is_reported(lint, source):
-    assert len(findings_of(lint, source, "TP600")) == 1

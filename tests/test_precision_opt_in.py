@@ -1,11 +1,17 @@
-"""Round 7, part b of issue #8's precision sample: each false finding (or wrong message) read on real
-packages, as a synthetic case of the same shape (no package code)."""
+"""Hand-read precision cases for the opt-in rules (TP9xx): each false finding, wrong message or wrong fix
+read on real code in the pre-registered rounds (bench/trust_samples/), as a synthetic case of the same
+shape (no package code), grouped here by rule; the comment above each group names its round."""
 
 from __future__ import annotations
 
 import pytest
 
 from precision_helpers import findings_of
+
+
+# ---- round 7b -----------------------------------------------------------------------------------
+# Round 7, part b of issue #8's precision sample: each false finding (or wrong message) read on real packages,
+# as a synthetic case of the same shape (no package code).
 
 
 # -- TP903 (opt-in) on a log-sum-exp that already subtracts its shift (stanza 1.15.0 crf.log_sum_exp) --
