@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -27,7 +28,7 @@ def test_site_builds_strict(tmp_path: Path) -> None:
     # mkdocs.yml sets `validation` so that a broken link or anchor and a page missing from the nav are warnings,
     # and --strict makes any warning fail the build.
     build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                           cwd=ROOT, capture_output=True, text=True, env={"NO_MKDOCS_2_WARNING": "1", "PATH": ""})
+                           cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert build.returncode == 0, build.stdout + build.stderr
     assert (tmp_path / "site" / "settings" / "index.html").is_file()
     assert (tmp_path / "site" / "rules" / "index.html").is_file()
