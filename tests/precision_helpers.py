@@ -1,4 +1,4 @@
-"""Shared by the tests of the hand-read precision samples (tests/test_precision_round*.py)."""
+"""Shared by the tests of the hand-read precision samples (tests/test_precision_*.py, grouped by rule)."""
 
 from __future__ import annotations
 

@@ -303,7 +303,7 @@ def test_server_without_pygls_is_a_one_line_error(monkeypatch, capsys):
     monkeypatch.delitem(sys.modules, "torchpatch.frontends.lsp", raising=False)
     assert main(["server"]) == 2
     error = capsys.readouterr().err
-    assert error.count("\n") == 1 and "pip install 'torchpatch[lsp]'" in error
+    assert error.count("\n") == 1 and "pip install 'torchpatch[lsp] @ git+https://github.com/torchpatch/torchpatch'" in error
 
 
 # -- the conversions at the edge, on texts an editor really sends -----------------------------------------------

@@ -169,7 +169,7 @@ def test_without_the_sdk_the_command_says_how_to_install(monkeypatch, capsys):
 
     monkeypatch.setitem(sys.modules, "mcp.server.mcpserver", None)
     assert cli.main(["mcp"]) == 2
-    assert "pip install 'torchpatch[mcp]'" in capsys.readouterr().err
+    assert "pip install 'torchpatch[mcp] @ git+https://github.com/torchpatch/torchpatch'" in capsys.readouterr().err
 
 
 def test_stdout_carries_only_the_protocol(tmp_path):

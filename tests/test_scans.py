@@ -76,7 +76,7 @@ def test_missing_pyarrow_and_ray_are_one_line_errors(project, capsys, monkeypatc
     code, _, err = run(capsys, "check", "src", "--report", "r.parquet")
     assert code == 2 and "needs pyarrow" in err and len(err.strip().splitlines()) == 1
     code, _, err = run(capsys, "check", "src", "--executor", "ray")
-    assert code == 2 and "pip install 'torchpatch[ray]'" in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and "pip install 'torchpatch[ray] @ git+https://github.com/torchpatch/torchpatch'" in err and len(err.strip().splitlines()) == 1
     assert not (project / "r.parquet").exists()
 
 

@@ -90,7 +90,7 @@ def render_full(reports: list[Report], skipped: int = 0) -> str:
 _SECURITY_SEVERITY = {"TPA000": "9.0", "TPA001": "9.8", "TPA002": "6.5", "TPA003": "9.0", "TPA101": "5.0", "TPA102": "7.0",
                       "TPA103": "7.5", "TPA201": "7.0", "TPA202": "5.0", "TPA206": "6.0", "TPA208": "6.0", "TPA301": "6.0",
                       "TPA302": "8.0", "TPA303": "7.5", "TPA304": "5.0"}
-HELP_URI = "https://github.com/torchpatch/torchpatch/blob/main/README.md#torchpatch-audit"
+HELP_URI = "https://github.com/torchpatch/torchpatch/blob/main/docs/audit.md"
 
 
 def _artifact_uri(filename: str, root: str) -> dict[str, str]:
@@ -146,7 +146,7 @@ def render_sarif(reports: list[Report], root: str = ".") -> str:
             "name": code,
             "shortDescription": {"text": text},
             "fullDescription": {"text": f"torchpatch audit {code}: {text}."},
-            "help": {"text": f"{text}. See the audit section of torchpatch's README for what the verdicts mean and what to do.",
+            "help": {"text": f"{text}. See torchpatch's audit page (docs/audit.md) for what the verdicts mean and what to do.",
                      "markdown": f"**{code}**: {text}. See [torchpatch audit]({HELP_URI})."},
             "helpUri": HELP_URI,
             "properties": {"security-severity": _SECURITY_SEVERITY.get(code, "3.0"), "tags": ["security", "pickle"]},

@@ -31,7 +31,7 @@ SEVERITIES = ("error", "warning", "info")
 PROBLEM_SEVERITIES = ("error", "warning")
 PINNABLE_COMPANIONS = ("torchvision", "torchaudio")
 
-#: code → (name, what it means); the README's table is generated from this.
+#: code → (name, what it means); docs/doctor.md's table must match it (tests/doctor/test_doctor.py).
 FINDINGS: dict[str, tuple[str, str]] = {
     "DR001": ("python-unsupported", "Python is outside the range the torch release ships wheels for"),
     "DR002": ("python-dropped-next", "the next torch release drops this Python"),

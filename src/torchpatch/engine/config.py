@@ -37,7 +37,7 @@ SETTINGS = (
             "ones included); replaces the default selection.", '["TP1", "TP301"]'),
     Setting("extend-select", list, "[]", "Codes or prefixes reported on top of the selection (opt-in rules).",
             '["TP9"]'),
-    Setting("ignore", list, "[]", "Codes or prefixes never reported.", '["TP501"]'),
+    Setting("ignore", list, "[]", "Codes or prefixes never reported.", '["TP302"]'),
     Setting("exclude", list, "the default excludes (.git, .venv, build, ...)",
             "Files and folders not checked (gitignore patterns); replaces the default excludes.", '["vendor/"]'),
     Setting("extend-exclude", list, "[]", "Files and folders not checked, on top of the default excludes.",

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from torchpatch import __version__
+from torchpatch import __version__, install_hint
 from torchpatch.engine.linter import FileResult
 
 STATUSES = ("checked", "skipped", "failed")
@@ -61,7 +61,7 @@ def validate_path(path: Path) -> None:
         try:
             import pyarrow  # noqa: F401
         except ImportError:
-            raise ReportError("--report *.parquet needs pyarrow: pip install 'torchpatch[ray]' (or pyarrow)") from None
+            raise ReportError(f"--report *.parquet needs pyarrow: {install_hint('ray')} (or pyarrow)") from None
 
 
 def partial_path(path: Path) -> Path:
@@ -179,7 +179,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
             try:
                 import pyarrow.parquet as parquet
             except ImportError:
-                raise ReportError("--resume *.parquet needs pyarrow: pip install 'torchpatch[ray]'") from None
+                raise ReportError(f"--resume *.parquet needs pyarrow: {install_hint('ray')}") from None
             rows = parquet.read_table(path).to_pylist()
         else:
             with open(path, encoding="utf-8") as stream:

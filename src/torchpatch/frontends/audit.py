@@ -8,6 +8,7 @@ import stat
 import sys
 from importlib import metadata
 
+from torchpatch import install_hint
 from torchpatch.versions import NEWEST_KNOWN, Version
 
 HELP = "Audit checkpoints without loading them: will torch.load(weights_only=True) accept them, what would, are they malicious."
@@ -157,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             metadata.version("torch")
         except metadata.PackageNotFoundError:
-            raise UsageError("--verify and --convert-to-safetensors need torch: pip install 'torchpatch[torch]'") from None
+            raise UsageError(f"--verify and --convert-to-safetensors need torch: {install_hint('torch')}") from None
     if args.verify:
         from torchpatch.audit.verify import verify
 

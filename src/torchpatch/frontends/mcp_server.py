@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import Field
 
-from torchpatch import __version__
+from torchpatch import __version__, install_hint
 from torchpatch.versions import KNOWN_RELEASES, NEWEST_KNOWN, OLDEST_KNOWN, Version
 
 #: The most characters one answer's data takes (its JSON): a context window is shared with everything else.
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         server = build_server(log_level=args.log_level)
     except ImportError as error:
-        raise UsageError(f"the MCP server needs the official MCP SDK: pip install 'torchpatch[mcp]' ({error})") from None
+        raise UsageError(f"the MCP server needs the official MCP SDK: {install_hint('mcp')} ({error})") from None
     logging.basicConfig(stream=sys.stderr, level=args.log_level)
     server.run("stdio")
     return 0

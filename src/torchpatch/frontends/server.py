@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from torchpatch import install_hint
+
 HELP = ("Run the language server on stdin/stdout: diagnostics, fixes, 'disable for this line' and rule pages "
-        "in any LSP editor (pip install 'torchpatch[lsp]').")
+        f"in any LSP editor (extra: lsp; {install_hint('lsp')}).")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,6 +22,6 @@ def run(args: argparse.Namespace) -> int:
         from torchpatch.frontends.lsp import serve
     except ImportError as error:
         raise UsageError(f"the language server needs the lsp extra ({error.name} is missing): "
-                         "pip install 'torchpatch[lsp]'") from None
+                         f"{install_hint('lsp')}") from None
     serve()
     return 0

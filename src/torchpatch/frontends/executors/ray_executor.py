@@ -12,6 +12,8 @@ import os
 from collections import deque
 from typing import Any, Callable, Iterator, Sequence
 
+from torchpatch import install_hint
+
 #: Files per task: large enough that Ray's per-task cost (a few ms) stays small against the work, small
 #: enough that every core gets several batches (and a retried batch repeats little).
 MIN_BATCH = 16
@@ -29,7 +31,7 @@ def import_ray():
     try:
         import ray
     except ImportError:
-        raise RayMissing("--executor ray needs Ray: pip install 'torchpatch[ray]'") from None
+        raise RayMissing(f"--executor ray needs Ray: {install_hint('ray')}") from None
     return ray
 
 

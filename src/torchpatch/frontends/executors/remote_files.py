@@ -15,6 +15,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from torchpatch import install_hint
+
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 #: The smallest ranged read: a zip local header (30 bytes + its name) and a small pickle come in one
 #: request; a large record is fetched at its own size.
@@ -50,7 +52,7 @@ def filesystem(url: str):
     try:
         import fsspec
     except ImportError:
-        raise InputError(f"{url}: URLs need fsspec: pip install 'torchpatch[ray]' (or fsspec)") from None
+        raise InputError(f"{url}: URLs need fsspec: {install_hint('ray')} (or fsspec)") from None
     try:
         return fsspec.core.url_to_fs(url)
     except (ImportError, ValueError) as error:
