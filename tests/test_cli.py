@@ -184,3 +184,18 @@ def test_rule_command(capsys):
 def test_python_dash_m_and_version():
     result = subprocess.run([sys.executable, "-m", "torchpatch", "--version"], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.startswith("torchpatch ")
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["check", "--selec", "TP1", "a.py"], "torchpatch check: error: unrecognized arguments: --selec; did you mean '--select'?"),
+    (["check", "--output-format", "jsn", "a.py"], "; did you mean 'json'?"),
+    (["chek", "a.py"], "torchpatch: error: argument COMMAND: invalid choice: 'chek'"),
+    (["audit", "--verbos", "m.pt"], "torchpatch audit: error: unrecognized arguments: --verbos; did you mean '--verbose'?"),
+    (["check", "--jobs", "x", "a.py"], "torchpatch check: error: argument -j/--jobs: not a number of processes: 'x'"),
+    (["check", "--config", "nope.toml", "a.py"], "torchpatch check: error: --config nope.toml: no such file"),
+])
+def test_usage_errors_share_one_form_with_a_close_match(project, capsys, argv, expected):
+    # issue #25: `torchpatch SUBCOMMAND: error: ...`, one line, exit 2, argparse's close-match suggestion
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert expected in err and err.count("\n") == 1 and "Traceback" not in err

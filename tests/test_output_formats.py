@@ -179,3 +179,117 @@ def test_colour_only_on_request(project, capsys, monkeypatch):
     assert "\033[" not in run(capsys, "--output-format", "json", "a.py")[1]
     monkeypatch.setenv("NO_COLOR", "1")
     assert "\033[" not in run(capsys, "a.py")[1]
+
+
+# -- json-lines, junit, gitlab, pylint: each read the way its consumer reads it (issue #25) -----------------
+
+def _mixed_project(project):
+    write(project / "pkg" / "a.py", LOAD + "s = torch.cuda.amp.GradScaler()\n")
+    write(project / "pkg" / "broken.py", "import torch\ndef f(:\n")
+    write(project / "nb.ipynb", notebook(["import torch\n", 'x = torch.load("m.pt")\n']))
+
+
+def test_json_lines_is_the_json_report_one_object_a_line(project, capsys):
+    _mixed_project(project)
+    code, whole = run(capsys, "--output-format", "json", ".")
+    assert code == 1
+    code, lines = run(capsys, "--output-format", "json-lines", ".")
+    assert code == 1
+    assert [json.loads(line) for line in lines.splitlines()] == json.loads(whole)
+    assert len(lines.splitlines()) == 4  # TP301 twice, TP202, the unreadable file
+
+
+def test_pylint_lines_parse_as_pylint_parsers_read_them(project, capsys):
+    import re
+
+    _mixed_project(project)
+    code, out = run(capsys, "--output-format", "pylint", ".")
+    assert code == 1
+    # ruff --output-format pylint writes `b.py:1: [F401] `os` imported but unused`: the same shape
+    parsed = [re.fullmatch(r"(?P<path>[^:]+):(?P<line>\d+): \[(?P<code>[A-Z]+\d+)\] (?P<message>.+)", line)
+              for line in out.splitlines()]
+    assert all(parsed), out
+    rows = [(m["path"], int(m["line"]), m["code"]) for m in parsed]
+    assert ("pkg/a.py", 2, "TP301") in rows and ("pkg/a.py", 3, "TP202") in rows
+    assert ("pkg/broken.py", 2, "TP001") in rows
+    notebook_line = next(line for path, line, _ in rows if path == "nb.ipynb")
+    assert '"x = torch.load' in (project / "nb.ipynb").read_text().splitlines()[notebook_line - 1]
+
+
+#: The fields GitLab's Code Quality widget requires of each issue (docs.gitlab.com, "Code Quality report format").
+GITLAB_CODE_QUALITY_SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["description", "check_name", "fingerprint", "severity", "location"],
+        "properties": {
+            "description": {"type": "string", "minLength": 1},
+            "check_name": {"type": "string", "minLength": 1},
+            "fingerprint": {"type": "string", "minLength": 1},
+            "severity": {"enum": ["info", "minor", "major", "critical", "blocker"]},
+            "location": {
+                "type": "object", "required": ["path", "lines"],
+                "properties": {"path": {"type": "string", "pattern": "^[^/]"},
+                               "lines": {"type": "object", "required": ["begin"],
+                                         "properties": {"begin": {"type": "integer", "minimum": 1}}}},
+            },
+        },
+    },
+}
+
+
+def test_gitlab_code_quality_report_has_the_fields_gitlab_requires(project, capsys):
+    jsonschema = pytest.importorskip("jsonschema")
+    _mixed_project(project)
+    code, out = run(capsys, "--output-format", "gitlab", ".")
+    assert code == 1
+    issues = json.loads(out)
+    jsonschema.validate(issues, GITLAB_CODE_QUALITY_SCHEMA)
+    assert len({issue["fingerprint"] for issue in issues}) == len(issues) == 4
+    by_code = {(i["check_name"], i["location"]["path"]): i for i in issues}
+    assert by_code[("TP301", "pkg/a.py")]["severity"] == "critical"  # security
+    assert by_code[("TP202", "pkg/a.py")]["severity"] == "minor"  # a deprecation
+    assert by_code[("TP301", "pkg/a.py")]["location"]["lines"]["begin"] == 2
+    # fingerprints survive unrelated edits above the finding (GitLab compares them between pipelines)
+    write(project / "pkg" / "a.py", "# a new first line\n" + LOAD + "s = torch.cuda.amp.GradScaler()\n")
+    moved = {(i["check_name"], i["location"]["path"]): i for i in json.loads(run(capsys, "--output-format", "gitlab", ".")[1])}
+    assert moved[("TP301", "pkg/a.py")]["fingerprint"] == by_code[("TP301", "pkg/a.py")]["fingerprint"]
+    assert json.loads(run(capsys, "--output-format", "gitlab", "--select", "TP101", "pkg/a.py")[1]) == []
+
+
+def test_junit_report_reads_as_junit_xml(project, capsys):
+    import xml.etree.ElementTree as ElementTree
+
+    _mixed_project(project)
+    code, out = run(capsys, "--output-format", "junit", ".")
+    assert code == 1
+    root = ElementTree.fromstring(out.encode("utf-8"))
+    assert root.tag == "testsuites"
+    suites = root.findall("testsuite")
+    cases = [case for suite in suites for case in suite.findall("testcase")]
+    # the JUnit schema's required attributes (testsuite: name, tests; testcase: name, classname)
+    assert all(suite.get("name") and suite.get("tests", "").isdigit() for suite in suites)
+    assert all(case.get("name") and case.get("classname") is not None for case in cases)
+    assert int(root.get("tests")) == int(root.get("failures")) == len(cases) == 4
+    for suite in suites:
+        assert int(suite.get("tests")) == int(suite.get("failures")) == len(suite.findall("testcase"))
+    assert {suite.get("name") for suite in suites} == {"pkg/a.py", "pkg/broken.py", "nb.ipynb"}
+    failure = next(case for case in cases if case.get("name") == "torchpatch.TP202").find("failure")
+    assert "deprecated" in failure.get("message") and failure.text.startswith("line 3, col ")
+    code, clean = run(capsys, "--output-format", "junit", "--select", "TP101", "pkg/a.py")
+    assert code == 0
+    clean_root = ElementTree.fromstring(clean.encode("utf-8"))
+    assert clean_root.get("failures") == "0" and clean_root.find("testsuite/testcase").find("failure") is None
+
+
+def test_output_format_from_the_environment(project, capsys, monkeypatch):
+    write(project / "a.py", LOAD)
+    monkeypatch.setenv("TORCHPATCH_OUTPUT_FORMAT", "json-lines")
+    code, out = run(capsys, "a.py")
+    assert code == 1 and json.loads(out.splitlines()[0])["code"] == "TP301"
+    code, out = run(capsys, "--output-format", "concise", "a.py")  # the option wins, as with RUFF_OUTPUT_FORMAT
+    assert out.startswith("a.py:2:")
+    monkeypatch.setenv("TORCHPATCH_OUTPUT_FORMAT", "xml")
+    assert main(["check", "--isolated", "a.py"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("torchpatch check: error: $TORCHPATCH_OUTPUT_FORMAT: invalid choice: 'xml'") and err.count("\n") == 1

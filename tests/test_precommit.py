@@ -39,6 +39,16 @@ def test_hooks_file_declares_both_hooks():
         assert hook["require_serial"] is True
         assert hook["entry"].startswith("torchpatch check ") and "--force-exclude" in hook["entry"].split()
     assert "--fix" in hooks["torchpatch-fix"]["entry"].split()
+    import re
+
+    for hook in hooks.values():  # dependency files pass `files` (and the `text` type); other text files do not
+        pattern = re.compile(hook["files"])
+        assert "text" in hook["types_or"]
+        for name in ("a.py", "pkg/b.pyi", "nb.ipynb", "requirements.txt", "requirements/base.txt", "requirements-dev.txt",
+                     "constraints.txt", "pyproject.toml", "sub/setup.cfg", "environment.yml", "environment-gpu.yaml"):
+            assert pattern.search(name), name
+        for name in ("README.md", "notes.txt", "data.json", "Makefile", "pyproject.toml.bak"):
+            assert not pattern.search(name), name
     assert "--fix" not in hooks["torchpatch"]["entry"].split()
 
 
@@ -67,6 +77,9 @@ def try_repo_run(hook_repository, tmp_path_factory) -> tuple[Path, dict[str, str
     (project / "vendored").mkdir()
     (project / "vendored" / "old.py").write_text("import torch\nscaler = torch.cuda.amp.GradScaler()\n")
     (project / "torchpatch.toml").write_text('extend-exclude = ["vendored"]\n')
+    # a dependency file with a vulnerable pin (TP304) and a text file that is not one
+    (project / "requirements-dev.txt").write_text("torch==2.5.1\n")
+    (project / "NOTES.txt").write_text("import torch; torch.load('m.pt')\n")
     git("init", "-q", cwd=project)
     git("add", "-A", cwd=project)
     expected = expected_findings(project)
@@ -99,6 +112,8 @@ def test_try_repo_finds_the_example_projects_findings(try_repo_run):
     assert not missing, output["all"]
     assert any(where.startswith("notebook.ipynb:cell 1:2:") for where in expected)  # the jupyter type is passed
     assert "files were modified" not in output["report"]
+    assert "requirements-dev.txt:1:1: TP304" in output["report"], output["all"]  # the vulnerable pin, at commit time
+    assert "NOTES.txt" not in output["all"]
 
 
 def test_try_repo_fix_hook_fixes_and_reports_the_rest(try_repo_run):

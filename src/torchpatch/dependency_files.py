@@ -249,36 +249,18 @@ def _setup_cfg_requirements(text: str, extras: bool = True) -> list[RequirementS
 
 def _setup_py_requirements(text: str, extras: bool = True) -> list[RequirementSpan]:
     """``install_requires`` and ``extras_require`` of a ``setup(...)`` call, read without running setup.py:
-    only string literals, written in the call or in a list, tuple or dict bound once at module level
-    (``REQUIRED = ["torch>=2.1"]``). Anything computed (read from a file, concatenated) says nothing."""
+    only string literals, written in the call or in a list, tuple or dict bound at module level
+    (``REQUIRED = ["torch>=2.1"]``), and the lookup-table idiom of transformers and diffusers: a ``_deps`` list
+    of literals, a ``deps = {b: a for a, b in ...}`` table over it, ``deps["torch"]`` and a ``deps_list("torch",
+    ...)`` helper that returns ``[deps[pkg] for pkg in pkgs]``, lists joined with ``+``, and an ``extras`` dict
+    filled item by item (``extras["torch"] = deps_list("torch")``). Anything else computed says nothing."""
     import ast
 
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    assigned: dict[str, list[ast.expr]] = {}
-    for statement in tree.body:
-        if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            for target in targets:
-                if isinstance(target, ast.Name):
-                    # ``REQS += [...]`` (or a bare annotation) makes the name's value unknown
-                    value = None if isinstance(statement, ast.AugAssign) else statement.value
-                    assigned.setdefault(target.id, []).append(value)
-
-    def literal(node: ast.expr | None) -> ast.expr | None:
-        if isinstance(node, ast.Name):
-            values = assigned.get(node.id, [])
-            return values[0] if len(values) == 1 else None
-        return node
-
-    def strings(node: ast.expr | None) -> list[ast.Constant]:
-        node = literal(node)
-        if not isinstance(node, (ast.List, ast.Tuple)):
-            return []
-        return [item for item in node.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]
-
+    reader = _SetupReader(tree)
     found: list[ast.Constant] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -288,14 +270,153 @@ def _setup_py_requirements(text: str, extras: bool = True) -> list[RequirementSp
             continue
         for keyword in node.keywords:
             if keyword.arg == "install_requires":
-                found.extend(strings(keyword.value))
+                found.extend(reader.strings(keyword.value))
             elif keyword.arg == "extras_require" and extras:
-                extras = literal(keyword.value)
-                if isinstance(extras, ast.Dict):
-                    for value in extras.values:
-                        found.extend(strings(value))
-    found.sort(key=lambda constant: (constant.lineno, constant.col_offset))
-    return _locate_strings(text, [constant.value for constant in found])
+                found.extend(reader.extras(keyword.value))
+    unique = {id(constant): constant for constant in found}.values()
+    ordered = sorted(unique, key=lambda constant: (constant.lineno, constant.col_offset))
+    return _locate_strings(text, [constant.value for constant in ordered])
+
+
+class _SetupReader:
+    """The static values a setup.py binds at module level (never in a function or class body)."""
+
+    _DEPTH = 30  # how deep names may refer to names before the answer is "unknown"
+
+    def __init__(self, tree) -> None:
+        import ast
+
+        self.ast = ast
+        self.assigned: dict[str, list] = {}  # name -> its values (None when augmented: unknown)
+        self.items: dict[str, dict[str, list]] = {}  # ``extras["torch"] = ...``: name -> key -> values
+        self.helpers: dict[str, str] = {}  # ``def deps_list(*pkgs): return [deps[pkg] for pkg in pkgs]`` -> "deps"
+        for statement in self._module_statements(tree.body):
+            if isinstance(statement, ast.FunctionDef):
+                table = self._lookup_helper(statement)
+                if table is not None:
+                    self.helpers[statement.name] = table
+                continue
+            if not isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                continue
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    # ``REQS += [...]`` (or a bare annotation) makes the name's value unknown
+                    value = None if isinstance(statement, ast.AugAssign) else statement.value
+                    self.assigned.setdefault(target.id, []).append(value)
+                elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                        and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str):
+                    value = None if isinstance(statement, ast.AugAssign) else statement.value
+                    self.items.setdefault(target.value.id, {}).setdefault(target.slice.value, []).append(value)
+
+    def _module_statements(self, body):
+        """Module-level statements, those under ``if``/``try``/``with`` included (``if os.name == "nt":``)."""
+        ast = self.ast
+        for statement in body:
+            yield statement
+            if isinstance(statement, (ast.If, ast.With, ast.For, ast.While)):
+                yield from self._module_statements(statement.body)
+                yield from self._module_statements(getattr(statement, "orelse", []))
+            elif isinstance(statement, ast.Try):
+                for block in (statement.body, *(h.body for h in statement.handlers), statement.orelse,
+                              statement.finalbody):
+                    yield from self._module_statements(block)
+
+    def _lookup_helper(self, function) -> str | None:
+        """The table a ``return [TABLE[p] for p in pkgs]`` helper looks names up in."""
+        ast = self.ast
+        if len(function.body) != 1 or not isinstance(function.body[0], ast.Return):
+            return None
+        value = function.body[0].value
+        if isinstance(value, ast.ListComp) and isinstance(value.elt, ast.Subscript) \
+                and isinstance(value.elt.value, ast.Name):
+            return value.elt.value.id
+        return None
+
+    def _single(self, name: str):
+        values = self.assigned.get(name, [])
+        return values[0] if len(values) == 1 else None
+
+    def _table(self, name: str) -> dict[str, object] | None:
+        """``deps = {b: a for a, b in (... for x in _deps)}``: requirement name as written -> its literal."""
+        ast = self.ast
+        value = self._single(name)
+        if not isinstance(value, ast.DictComp):
+            return None
+        sources = [node.id for node in ast.walk(value) if isinstance(node, ast.Name)
+                   and isinstance(self._single(node.id), (ast.List, ast.Tuple))]
+        if len(set(sources)) != 1:
+            return None
+        table = {}
+        for item in self._single(sources[0]).elts:
+            if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                written = re.match(r"\s*([^!=<>~ ;\[]+)", item.value)
+                if written:
+                    table[written.group(1)] = item
+        return table
+
+    def strings(self, node, depth: int = 0) -> list:
+        """The string literals a requirements expression is made of."""
+        ast = self.ast
+        if node is None or depth > self._DEPTH:
+            return []
+        if isinstance(node, ast.Name):
+            return self.strings(self._single(node.id), depth + 1)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            found = []
+            for item in node.elts:
+                if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                    found.append(item)
+                elif isinstance(item, ast.Subscript):
+                    found.extend(self._looked_up(item, depth))
+                elif isinstance(item, ast.Starred):
+                    found.extend(self.strings(item.value, depth + 1))
+            return found
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return self.strings(node.left, depth + 1) + self.strings(node.right, depth + 1)
+        if isinstance(node, ast.Subscript):  # extras["onnxruntime"] inside another extra
+            return self._item(node, depth)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in ("list", "tuple", "sorted") and len(node.args) == 1:
+                return self.strings(node.args[0], depth + 1)
+            table_name = self.helpers.get(node.func.id)
+            table = self._table(table_name) if table_name else None
+            if table is not None:
+                return [table[arg.value] for arg in node.args if isinstance(arg, ast.Constant)
+                        and isinstance(arg.value, str) and arg.value in table]
+        return []
+
+    def _looked_up(self, node, depth: int) -> list:
+        """``deps["torch"]`` in a list: that entry of the lookup table."""
+        ast = self.ast
+        if isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Constant):
+            table = self._table(node.value.id)
+            if table is not None:
+                entry = table.get(node.slice.value)
+                return [entry] if entry is not None else []
+        return self._item(node, depth)
+
+    def _item(self, node, depth: int) -> list:
+        ast = self.ast
+        if isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Constant):
+            values = self.items.get(node.value.id, {}).get(node.slice.value, [])
+            return [found for value in values for found in self.strings(value, depth + 1)]
+        return []
+
+    def extras(self, node) -> list:
+        """Every extra's literals: a dict written out, or a name bound to one and filled item by item."""
+        ast = self.ast
+        name = node.id if isinstance(node, ast.Name) else None
+        value = self._single(name) if name else node
+        found = []
+        if isinstance(value, ast.Dict):
+            for item in value.values:
+                found.extend(self.strings(item))
+        if name:
+            for values in self.items.get(name, {}).values():
+                for item in values:
+                    found.extend(self.strings(item))
+        return found
 
 
 def _locate_strings(text: str, written: list[str], quoted: bool = True) -> list[RequirementSpan]:

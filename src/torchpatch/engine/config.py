@@ -44,7 +44,8 @@ SETTINGS = (
             '["third_party/", "*_pb2.py"]'),
     Setting("per-file-ignores", dict, "{}", "Codes ignored in the files that match each pattern.",
             '{"tests/*" = ["TP301"]}'),
-    Setting("target-torch", str, "the newest release torchpatch knows", "The release the code moves to.", '"2.11"'),
+    Setting("target-torch", str, "the newest release torchpatch knows",
+            "The release the code moves to (raised to min-torch when the project's pins are newer).", '"2.11"'),
     Setting("min-torch", str, "read from the project's torch pins, else 2.4",
             "The oldest release the code must still run on (decides which fixes are safe). Without it, the "
             "torch pins of the project's dependency files (pyproject.toml, setup.cfg, setup.py, "

@@ -34,10 +34,34 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr and exit code 2."""
+    """argparse, but a usage error is one line on stderr (``torchpatch check: error: ...``) and exit code 2,
+    with a close match for a mistyped option or choice (what Python 3.14's ``suggest_on_error`` adds)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)  # as ruff: `--selec` is a mistake to point out, not `--select`
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}{self._suggestion(message)}\n")
+
+    def _suggestion(self, message: str) -> str:
+        import difflib
+        import re
+
+        choice = re.match(r"argument .*?: invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if choice:
+            options = re.findall(r"'([^']*)'", choice.group(2)) or [c.strip() for c in choice.group(2).split(",")]
+            close = difflib.get_close_matches(choice.group(1), options, n=1)
+            return f"; did you mean '{close[0]}'?" if close else ""
+        unknown = re.match(r"unrecognized arguments: (.*)$", message)
+        if unknown:
+            known = [option for option in self._option_string_actions if option.startswith("--")]
+            for word in unknown.group(1).split():
+                if word.startswith("--"):
+                    close = difflib.get_close_matches(word.split("=", 1)[0], known, n=1)
+                    if close:
+                        return f"; did you mean '{close[0]}'?"
+        return ""
 
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
@@ -45,6 +69,7 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(prog="torchpatch", description="Find, explain and fix outdated and unsafe PyTorch usage.")
     parser.add_argument("--version", action="version", version=f"torchpatch {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser.set_defaults(_subparsers=commands)
     for name, module_name, summary in COMMANDS:
         if selected is not None and name != selected:
             commands.add_parser(name, help=summary, description=summary)
@@ -67,7 +92,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_selected_command(argv))
     try:
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # said by the subcommand's parser, so the error names it (`torchpatch check: error: ...`)
+            command = getattr(args, "command", None)
+            owner = args._subparsers.choices.get(command, parser) if command else parser
+            owner.error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as exit_request:  # --help, --version, or a usage error already printed
         return exit_request.code if isinstance(exit_request.code, int) else EXIT_ERROR
     if not getattr(args, "_run", None):
