@@ -21,7 +21,7 @@ from torchpatch.versions import Version
 
 #: Where the manifests live unless ``TORCHPATCH_MANIFEST_DIR`` says otherwise (beside pip's and ruff's caches).
 MANIFEST_ENV = "TORCHPATCH_MANIFEST_DIR"
-_FORMAT = 1
+_FORMAT = 2
 _PACKAGE = Path(__file__).resolve().parents[1]
 _FINGERPRINTED_SUFFIXES = (".py", ".toml", ".json", ".gz")
 #: Metadata fields copied from each rule class; the sets are what ``RuleIndex`` indexes.
@@ -54,7 +54,7 @@ class RuleFacts:
     """One rule's metadata, as ``Rule`` spells it (``code``, ``name``, ``opt_in``, ``torchfix_codes``, the
     watched-name sets, ``since()``), so selection code takes a fact or a rule class alike."""
 
-    __slots__ = ("code", "name", "module", "class_name", "opt_in", "torchfix_codes", "_since",
+    __slots__ = ("code", "name", "module", "class_name", "opt_in", "torchfix_codes", "_since", "_kind",
                  "calls", "references_to", "methods", "attributes_assigned", "dependencies")
 
     def __init__(self, entry: dict) -> None:
@@ -65,11 +65,20 @@ class RuleFacts:
         self.opt_in = entry["opt_in"]
         self.torchfix_codes = tuple(entry["torchfix_codes"])
         self._since = Version.parse(entry["since"])
+        self._kind = entry["kind"]
         for field in _NAME_SETS:
             setattr(self, field, frozenset(entry[field]))
 
     def since(self) -> Version:
         return self._since
+
+    def kind(self) -> str:
+        return self._kind
+
+    def url(self) -> str:
+        from torchpatch.rules.base import DOCS_URL
+
+        return DOCS_URL.format(name=self.name)
 
     def rule_class(self) -> type:
         return getattr(importlib.import_module(self.module), self.class_name)
@@ -105,6 +114,7 @@ class LazyRule:
 def _entry(rule: type) -> dict:
     return {"code": rule.code, "name": rule.name, "module": rule.__module__, "class_name": rule.__qualname__,
             "opt_in": bool(rule.opt_in), "torchfix_codes": list(rule.torchfix_codes), "since": str(rule.since()),
+            "kind": rule.kind(),
             **{field: sorted(getattr(rule, field)) for field in _NAME_SETS}}
 
 
