@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -225,6 +226,16 @@ def _oldest_release_allowed(pins: list[tuple["SpecifierSet", str]]) -> Version:
     return OLDEST_KNOWN
 
 
+#: Where a requirement naming torch must start, by file: a requirement string of setup.py or pyproject.toml is
+#: a quoted literal (a Poetry entry a key at a line start, in quotes or after ``{``/``,`` in an inline table),
+#: a requirements line starts the line. No match means no torch pin in the file, without parsing it.
+_MAY_NAME_TORCH = {
+    "setup.py": re.compile(r"""["']\s*torch\b""", re.IGNORECASE),
+    "pyproject.toml": re.compile(r"""(?:["'{,]|^)\s*torch\b""", re.IGNORECASE | re.MULTILINE),
+}
+_MAY_NAME_TORCH_IN_LINES = re.compile(r"^[ \t]*torch\b", re.IGNORECASE | re.MULTILINE)
+
+
 def torch_pins(path: Path, seen: set[Path] | None = None) -> list[tuple["SpecifierSet", str]]:
     """The torch specifiers a dependency file declares (requirements whose markers hold without extras).
 
@@ -249,6 +260,9 @@ def torch_pins(path: Path, seen: set[Path] | None = None) -> list[tuple["Specifi
             included = path.parent / target
             if "://" not in target and included.is_file():
                 pins.extend(torch_pins(included, seen))
+    may_name_torch = _MAY_NAME_TORCH.get(path.name, _MAY_NAME_TORCH_IN_LINES if path.suffix == ".txt" else None)
+    if may_name_torch is not None and may_name_torch.search(text) is None:
+        return pins  # no requirement here can name torch: nothing to parse (nor packaging to import)
     # An extra (``replay_buffer = ["torch>=2.7"]``) raises the floor only where it is installed: when the
     # plain install pins torch (torchrl's ``torch>=2.1.0``), that pin is the file's floor.
     core = core_requirements_in(path, text)

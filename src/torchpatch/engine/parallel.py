@@ -268,6 +268,13 @@ def _results(tasks, settings_list, mode: Mode, workers: int, keyed: bool, method
         import multiprocessing  # only with workers (about 10 ms of a one-process start-up otherwise)
 
         context = multiprocessing.get_context(method)
+        if method == "fork":
+            from torchpatch.rules import all_rules
+
+            # Imported once here and shared by the forked workers, instead of once in each of them as their
+            # files first name what a rule watches.
+            all_rules()
+            gc.freeze()
         # Batches of files: one message each way per batch, and small enough that both workers finish together.
         chunksize = max(1, min(16, len(tasks) // (workers * 16)))
         with context.Pool(workers, initializer=_init_worker, initargs=(settings_list, mode, keyed)) as pool:

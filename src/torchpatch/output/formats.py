@@ -26,6 +26,7 @@ from torchpatch.findings import Fix
 from torchpatch.output.notebook import notebook_line_numbers
 from torchpatch.output.style import Style
 from torchpatch.rules import all_rules
+from torchpatch.rules._manifest import RuleFacts, rule_facts
 from torchpatch.rules.base import Rule
 
 UNREADABLE_CODE, UNREADABLE_NAME = FILE_NOT_CHECKED.code, FILE_NOT_CHECKED.name
@@ -41,6 +42,12 @@ def _rules_by_code() -> dict[str, type[Rule]]:
     return {rule.code: rule for rule in all_rules()}
 
 
+@lru_cache(maxsize=1)
+def _facts_by_code() -> dict[str, RuleFacts]:
+    """What severities and links need, without importing every rule (rules/_manifest.py)."""
+    return {rule.code: rule for rule in rule_facts()}
+
+
 def is_security(code: str) -> bool:
     return code.startswith("TP3")
 
@@ -51,7 +58,7 @@ def severity(code: str) -> str:
         return ERROR
     if code == UNUSED_NOQA_CODE:
         return WARNING
-    rule = _rules_by_code().get(code)
+    rule = _facts_by_code().get(code)
     if rule is None:
         return WARNING
     if is_security(code):
@@ -300,7 +307,7 @@ def render_step_summary(results: list[FileResult]) -> str:
     lines = ["### torchpatch", "", f"{total} finding{'s' * (total != 1)} in {files} file{'s' * (files != 1)}.", "",
              "| code | rule | severity | count |", "| --- | --- | --- | ---: |"]
     for (code, name), count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        rule = _rules_by_code().get(code)
+        rule = _facts_by_code().get(code)
         label = f"[{name}]({rule.url()})" if rule is not None else name
         lines.append(f"| {code} | {label} | {severity(code)} | {count} |")
     return "\n".join(lines) + "\n"

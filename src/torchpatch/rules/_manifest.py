@@ -21,7 +21,8 @@ from torchpatch.versions import Version
 
 #: Where the manifests live unless ``TORCHPATCH_MANIFEST_DIR`` says otherwise (beside pip's and ruff's caches).
 MANIFEST_ENV = "TORCHPATCH_MANIFEST_DIR"
-_FORMAT = 1
+_FORMAT = 2
+_KEPT_MANIFESTS = 4
 _PACKAGE = Path(__file__).resolve().parents[1]
 _FINGERPRINTED_SUFFIXES = (".py", ".toml", ".json", ".gz")
 #: Metadata fields copied from each rule class; the sets are what ``RuleIndex`` indexes.
@@ -34,17 +35,20 @@ def package_fingerprint() -> str:
     in an editable install gives a new fingerprint (so a new manifest and new result-cache keys)."""
     digest = hashlib.blake2b(torchpatch.__version__.encode(), digest_size=16)
     entries = []
-    pending = [_PACKAGE]
+    root = str(_PACKAGE)
+    skip = len(root) + 1
+    pending = [root]
     while pending:
         folder = pending.pop()
         with os.scandir(folder) as listing:
             for entry in listing:
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name != "__pycache__":
-                        pending.append(Path(entry.path))
+                        pending.append(entry.path)
                 elif entry.name.endswith(_FINGERPRINTED_SUFFIXES):
                     stat = entry.stat()
-                    entries.append(f"{Path(entry.path).relative_to(_PACKAGE).as_posix()}:{stat.st_size}:{stat.st_mtime_ns}\n")
+                    relative = entry.path[skip:].replace(os.sep, "/")
+                    entries.append(f"{relative}:{stat.st_size}:{stat.st_mtime_ns}\n")
     for line in sorted(entries):
         digest.update(line.encode())
     return digest.hexdigest()
@@ -54,7 +58,7 @@ class RuleFacts:
     """One rule's metadata, as ``Rule`` spells it (``code``, ``name``, ``opt_in``, ``torchfix_codes``, the
     watched-name sets, ``since()``), so selection code takes a fact or a rule class alike."""
 
-    __slots__ = ("code", "name", "module", "class_name", "opt_in", "torchfix_codes", "_since",
+    __slots__ = ("code", "name", "module", "class_name", "opt_in", "torchfix_codes", "_since", "_kind",
                  "calls", "references_to", "methods", "attributes_assigned", "dependencies")
 
     def __init__(self, entry: dict) -> None:
@@ -65,11 +69,20 @@ class RuleFacts:
         self.opt_in = entry["opt_in"]
         self.torchfix_codes = tuple(entry["torchfix_codes"])
         self._since = Version.parse(entry["since"])
+        self._kind = entry["kind"]
         for field in _NAME_SETS:
             setattr(self, field, frozenset(entry[field]))
 
     def since(self) -> Version:
         return self._since
+
+    def kind(self) -> str:
+        return self._kind
+
+    def url(self) -> str:
+        from torchpatch.rules.base import DOCS_URL
+
+        return DOCS_URL.format(name=self.name)
 
     def rule_class(self) -> type:
         return getattr(importlib.import_module(self.module), self.class_name)
@@ -105,6 +118,7 @@ class LazyRule:
 def _entry(rule: type) -> dict:
     return {"code": rule.code, "name": rule.name, "module": rule.__module__, "class_name": rule.__qualname__,
             "opt_in": bool(rule.opt_in), "torchfix_codes": list(rule.torchfix_codes), "since": str(rule.since()),
+            "kind": rule.kind(),
             **{field: sorted(getattr(rule, field)) for field in _NAME_SETS}}
 
 
@@ -136,6 +150,10 @@ def _write(path: Path, entries: list[dict]) -> None:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             json.dump({"format": _FORMAT, "rules": entries}, stream, separators=(",", ":"))
         os.replace(temporary, path)
+        # An edited editable install makes a new manifest at each edit: keep the few newest (other installs).
+        older = sorted(path.parent.glob("rules-*.json"), key=lambda other: other.stat().st_mtime, reverse=True)
+        for stale in older[_KEPT_MANIFESTS:]:
+            stale.unlink()
     except OSError:
         return
 
