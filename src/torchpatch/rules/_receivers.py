@@ -6,7 +6,8 @@ Only what can be read off the code is inferred, in one function (or the module b
   ``torch.autograd.profiler.profile``) → a profiler;
 - ``prof.key_averages(...)`` → a list of ``FunctionEventAvg``; ``prof.events()`` and
   ``prof.function_events`` → a list of ``FunctionEvent``;
-- ``for event in <such a list>``, comprehensions over one, and ``<such a list>[i]`` → one element.
+- ``for event in <such a list>``, comprehensions over one, and ``<such a list>[i]`` → one element (a loop
+  variable bound by several loops, all over lists of one element type, too).
 
 A name bound more than once in the scope to anything else is not inferred (it may hold another object),
 and neither are attributes, function arguments, or objects returned from other functions.
@@ -111,11 +112,23 @@ def types_of_loops(scope_node: ast.AST, types: dict[str, str], kind) -> None:
             for name in ast.walk(target):
                 if isinstance(name, ast.Name):
                     bound[name.id] = bound.get(name.id, 0) + 1
+    # ``for e in prof.events(): ...`` twice in one function (issue #23): a name every binding of which is a
+    # loop over event lists of one element type holds such an event wherever it is read.
+    loops: dict[str, set[str | None]] = {}
     for node in _walk_scope(scope_node):
         if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.target, ast.Name):
             found = kind(node.iter)
-            if found and found.startswith("list:") and bound.get(node.target.id) == 1:
-                types[node.target.id] = found[5:]
+            loops.setdefault(node.target.id, set()).add(found[5:] if found and found.startswith("list:") else None)
+    for name, found in loops.items():
+        if len(found) == 1 and None not in found and bound.get(name) == sum(1 for _ in _loops_binding(scope_node, name)):
+            types[name] = next(iter(found))
+
+
+def _loops_binding(scope_node: ast.AST, name: str) -> Iterator[ast.AST]:
+    for node in _walk_scope(scope_node):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.target, ast.Name) \
+                and node.target.id == name:
+            yield node
 
 
 def _targets(node: ast.AST) -> list[ast.AST]:
