@@ -505,10 +505,12 @@ def test_typed_storage_reported_once_per_use_not_at_import(lint):
     assert all(f.fix is None for f in findings)
 
 
-def test_tensor_storage_method_is_opt_in(lint):
+def test_tensor_storage_method_is_default_on_known_tensors_and_opt_in_elsewhere(lint):
     code = "import torch\nptr = x.storage().data_ptr()\n"
-    assert _codes(lint(code), "TP224") == []  # default selection
-    assert len(_codes(lint(code, select=["TP224"]), "TP224")) == 1
+    assert _codes(lint(code), "TP224") == [] and _codes(lint(code), "TP906") == []  # default selection
+    assert len(_codes(lint(code, select=["TP906"]), "TP906")) == 1
+    known = "import torch\nx = torch.zeros(2)\nptr = x.storage().data_ptr()\n"
+    assert len(_codes(lint(known), "TP224")) == 1 and _codes(lint(known, select=["TP906"]), "TP906") == []
 
 
 @pytest.mark.parametrize("code", [
@@ -522,7 +524,8 @@ def test_tensor_storage_method_is_opt_in(lint):
     "from google.cloud import storage\nclient = storage.Client()\nx = client.storage()\n",
 ], ids=["self", "cls", "with-argument", "with-keyword", "other-library-module", "literal", "no-torch", "gcs"])
 def test_tensor_storage_method_look_alikes(lint, code):
-    assert _codes(lint(code, select=["TP224"]), "TP224") == []
+    assert _codes(lint(code, select=["TP224", "TP906"]), "TP224") == []
+    assert _codes(lint(code, select=["TP224", "TP906"]), "TP906") == []
 
 
 @pytest.mark.parametrize("code, fixed", [
@@ -535,12 +538,12 @@ def test_tensor_storage_method_look_alikes(lint, code):
     ("import torch\nptr = t.storage().data_ptr(1)\n", None),
 ], ids=["data_ptr", "nbytes", "is_shared", "size", "index", "kept", "odd-data_ptr"])
 def test_tensor_storage_method_fix_only_when_identical(lint, code, fixed):
-    findings = _codes(lint(code, select=["TP224"]), "TP224")
+    findings = _codes(lint(code, select=["TP906"]), "TP906")  # `t` of unknown type: the opt-in twin of TP224
     assert len(findings) == 1
     if fixed is None:
         assert findings[0].fix is None
     else:
-        assert _safe_fixed(lint, code, "TP224") == fixed
+        assert _safe_fixed(lint, code, "TP906") == fixed
 
 
 @pytest.mark.torch

@@ -6,7 +6,8 @@ Only what can be read off the code is inferred, in one function (or the module b
   ``torch.autograd.profiler.profile``) → a profiler;
 - ``prof.key_averages(...)`` → a list of ``FunctionEventAvg``; ``prof.events()`` and
   ``prof.function_events`` → a list of ``FunctionEvent``;
-- ``for event in <such a list>``, comprehensions over one, and ``<such a list>[i]`` → one element.
+- ``for event in <such a list>``, comprehensions over one, and ``<such a list>[i]`` → one element (a loop
+  variable bound by several loops, all over lists of one element type, too).
 
 A name bound more than once in the scope to anything else is not inferred (it may hold another object),
 and neither are attributes, function arguments, or objects returned from other functions.
@@ -111,11 +112,23 @@ def types_of_loops(scope_node: ast.AST, types: dict[str, str], kind) -> None:
             for name in ast.walk(target):
                 if isinstance(name, ast.Name):
                     bound[name.id] = bound.get(name.id, 0) + 1
+    # ``for e in prof.events(): ...`` twice in one function (issue #23): a name every binding of which is a
+    # loop over event lists of one element type holds such an event wherever it is read.
+    loops: dict[str, set[str | None]] = {}
     for node in _walk_scope(scope_node):
         if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.target, ast.Name):
             found = kind(node.iter)
-            if found and found.startswith("list:") and bound.get(node.target.id) == 1:
-                types[node.target.id] = found[5:]
+            loops.setdefault(node.target.id, set()).add(found[5:] if found and found.startswith("list:") else None)
+    for name, found in loops.items():
+        if len(found) == 1 and None not in found and bound.get(name) == sum(1 for _ in _loops_binding(scope_node, name)):
+            types[name] = next(iter(found))
+
+
+def _loops_binding(scope_node: ast.AST, name: str) -> Iterator[ast.AST]:
+    for node in _walk_scope(scope_node):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.target, ast.Name) \
+                and node.target.id == name:
+            yield node
 
 
 def _targets(node: ast.AST) -> list[ast.AST]:
@@ -159,3 +172,110 @@ def element_accesses_once(ctx, call: ast.Call, rule_code: str) -> Iterator[tuple
         return
     done.add(id(scope_node))
     yield from element_accesses(scope_node, lambda expr: ctx.scopes.qualname(expr, ctx.scope))
+
+
+# -- tensors ----------------------------------------------------------------------------------------
+#: torch functions that return a new tensor (every release 2.4 … 2.15), and the Parameter class.
+TENSOR_FACTORIES = frozenset({f"torch.{name}" for name in (
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm",
+    "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
+    "randn_like", "randint_like", "stack", "cat", "frombuffer", "empty_strided")} | {"torch.nn.Parameter",
+                                                                                    "torch.nn.parameter.Parameter"})
+TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+#: Attributes that are tensors on a tensor (``x.data``, ``x.grad``) or on a torch.nn module (``.weight``).
+_TENSOR_ATTRIBUTES = frozenset({"data", "grad"})
+_MODULE_TENSOR_ATTRIBUTES = frozenset({"weight", "bias"})
+_PARAMETER_LISTS = frozenset({"parameters", "buffers"})
+_NAMED_PARAMETER_LISTS = frozenset({"named_parameters", "named_buffers"})
+
+
+def is_tensor(ctx, expr: ast.expr) -> bool:
+    """Whether ``expr`` is known, from the code alone, to be a torch tensor: a factory call (``torch.randn``,
+    ``nn.Parameter``), a name bound only to one or annotated ``torch.Tensor`` in its function, a loop variable
+    over ``m.parameters()``, ``.data``/``.grad`` of a known tensor, ``.weight``/``.bias`` of a torch.nn module
+    built in the same function. Anything else (function results, unannotated arguments) is unknown."""
+    scope_node = enclosing_def_or_module(ctx, expr)
+
+    def resolve(node: ast.expr) -> str | None:
+        return ctx.scopes.qualname(node, ctx.scope)
+
+    def known(node: ast.expr, depth: int = 0) -> str | None:
+        """'tensor', 'module' or None."""
+        if depth > 4:
+            return None
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+            qualname = resolve(node.func)
+            if qualname in TENSOR_FACTORIES:
+                return "tensor"
+            if qualname and qualname.startswith("torch.nn.") and qualname.rpartition(".")[2][:1].isupper():
+                return "module"
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "clone" and known(node.func.value, depth + 1) == "tensor":
+                return "tensor"
+            return None
+        if isinstance(node, ast.Attribute):
+            inner = known(node.value, depth + 1)
+            if node.attr in _TENSOR_ATTRIBUTES and inner == "tensor":
+                return "tensor"
+            if node.attr in _MODULE_TENSOR_ATTRIBUTES and inner == "module":
+                return "tensor"
+            return None
+        if isinstance(node, ast.Name):
+            return _name_kind(ctx, scope_node, node.id, known, resolve, depth)
+        return None
+
+    return known(expr) == "tensor"
+
+
+def _name_kind(ctx, scope_node: ast.AST, name: str, known, resolve, depth: int) -> str | None:
+    kinds: set[str | None] = set()
+    if isinstance(scope_node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        for argument in ast.walk(scope_node.args):
+            if isinstance(argument, ast.arg) and argument.arg == name:
+                annotation = argument.annotation
+                kinds.add("tensor" if annotation is not None and _annotated_tensor(annotation, resolve) else None)
+    for node in _walk_scope(scope_node):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id == name:
+                    kinds.add(known(node.value, depth + 1) if len(node.targets) == 1 else None)
+                elif any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
+                    kinds.add(None)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+            kinds.add("tensor" if _annotated_tensor(node.annotation, resolve) else None)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.target)):
+                kinds.add(_loop_kind(node, name))
+        elif _rebinds(node, name):
+            kinds.add(None)
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _rebinds(node: ast.AST, name: str) -> bool:
+    """Another kind of binding of ``name``: an import, a definition, ``+=``, ``:=``, ``with ... as``, ``global``."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return any((alias.asname or alias.name).split(".")[0] == name for alias in node.names)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name == name
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return name in node.names
+    targets = _targets(node) if isinstance(node, (ast.AugAssign, ast.NamedExpr, ast.With, ast.AsyncWith)) else []
+    return any(isinstance(n, ast.Name) and n.id == name for target in targets for n in ast.walk(target))
+
+
+def _loop_kind(node: ast.AST, name: str) -> str | None:
+    """``for p in m.parameters()`` / ``for n, p in m.named_parameters()`` → a tensor."""
+    iterable, target = node.iter, node.target
+    if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute)):
+        return None
+    if iterable.func.attr in _PARAMETER_LISTS and isinstance(target, ast.Name):
+        return "tensor"
+    if iterable.func.attr in _NAMED_PARAMETER_LISTS and isinstance(target, ast.Tuple) and len(target.elts) == 2 \
+            and isinstance(target.elts[1], ast.Name) and target.elts[1].id == name:
+        return "tensor"
+    return None
+
+
+def _annotated_tensor(annotation: ast.expr, resolve) -> bool:
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        return annotation.value == "torch.Tensor"
+    return isinstance(annotation, (ast.Name, ast.Attribute)) and resolve(annotation) in TENSOR_TYPES

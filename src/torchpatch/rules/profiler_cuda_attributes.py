@@ -56,6 +56,9 @@ class ProfilerCudaAttributes(Rule):
         "import torch\nwith torch.profiler.profile() as prof:\n    run()\nevents = prof.events()\nevents = other()\n"
         "print(events[0].cuda_time_total)\n",
         "import torch\ndef report(prof):\n    return [e.cuda_time_total for e in prof.events()]\n",
+        # One loop over events, another over something else: `e` is not known.
+        "import torch\nwith torch.profiler.profile() as prof:\n    run()\nfor e in prof.events():\n    pass\n"
+        "for e in other():\n    print(e.cuda_time_total)\n",
     ]
     INVALID = [
         Invalid("import torch\nwith torch.profiler.profile() as prof:\n    run()\n"
@@ -66,6 +69,12 @@ class ProfilerCudaAttributes(Rule):
                 "    with prof:\n        run()\n    return sum(e.cuda_time_total for e in prof.function_events)\n",
                 fixed="import torch\ndef f():\n    prof = torch.autograd.profiler.profile(use_device='cuda')\n"
                       "    with prof:\n        run()\n    return sum(e.device_time_total for e in prof.function_events)\n"),
+        # The same loop variable in two loops over events (issue #23), run under torch 2.13.
+        Invalid("import torch\nwith torch.profiler.profile() as prof:\n    torch.ones(2) + 1\n"
+                "for e in prof.events():\n    print(e.cuda_time_total)\nfor e in prof.events():\n    print(e.cuda_time)\n",
+                fixed="import torch\nwith torch.profiler.profile() as prof:\n    torch.ones(2) + 1\n"
+                      "for e in prof.events():\n    print(e.device_time_total)\nfor e in prof.events():\n    print(e.device_time)\n",
+                torch_warns="cuda_time_total. is deprecated"),
     ]
 
     def check_call(self, ctx, call, qualname):

@@ -1,0 +1,138 @@
+"""TP258: the scalar-first overloads `x.add_(alpha, other)`, `addcmul_(value, t1, t2)`, `addcdiv_(value, t1, t2)`."""
+
+from __future__ import annotations
+
+import ast
+
+from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule, Valid
+from torchpatch.versions import v
+
+#: method → (positional arguments of the deprecated form, the keyword the scalar becomes). In the new
+#: signatures (`add_(other, *, alpha=1)`, `addcmul_(tensor1, tensor2, *, value=1)`, read in the 2.4.1
+#: wheel's torch/_tensor_docs.py) the scalar is keyword-only, so that many positional arguments is always
+#: the deprecated overload ("This overload of add_ is deprecated", UserWarning on 2.13).
+METHODS = {
+    "add_": (2, "alpha"), "sub_": (2, "alpha"), "add": (2, "alpha"), "sub": (2, "alpha"),
+    "addcmul_": (3, "value"), "addcdiv_": (3, "value"), "addcmul": (3, "value"), "addcdiv": (3, "value"),
+}
+#: `torch.add(input, alpha, other)`: the same with the tensor first.
+FUNCTIONS = {f"torch.{name}": (count + 1, keyword) for name, (count, keyword) in METHODS.items() if not name.endswith("_")}
+#: Method names generic enough that another library may take two positional arguments (``graph.add(a, b)``):
+#: reported only when the scalar is written as a number (``x.add(-lr, grad)``, ``p.add(1 - beta, g)``).
+GENERIC = frozenset({"add", "sub"})
+_NOT_TENSORS = frozenset({"self", "cls"})
+
+
+def _numeric(node: ast.expr) -> bool:
+    """A number, or arithmetic holding one (``1 - beta``, ``-lr``, ``2 * step``)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp):
+        return _numeric(node.operand) or isinstance(node.op, ast.USub)
+    if isinstance(node, ast.BinOp):
+        return _numeric(node.left) or _numeric(node.right)
+    return False
+
+
+class ScalarFirstOverload(Rule):
+    """
+    ## What it does
+    Flags the scalar-first overloads of `add`, `sub`, `addcmul` and `addcdiv` — `p.add_(-lr, grad)`,
+    `exp_avg.mul_(beta1).add_(1 - beta1, grad)`, `v.addcmul_(1 - beta2, grad, grad)`,
+    `p.addcdiv_(-step, m, denom)`, `torch.add(x, 2, y)` — and moves the scalar to its keyword
+    (`p.add_(grad, alpha=-lr)`, `v.addcmul_(grad, grad, value=1 - beta2)`).
+
+    `add_`, `sub_`, `addcmul(_)` and `addcdiv(_)` are reported on any receiver in files that use torch
+    (except `self`/`cls`); the generic `add`/`sub` only when the scalar is written as a number or an
+    arithmetic expression holding one, and `torch.add`/`torch.sub`/`torch.addcmul`/`torch.addcdiv` always.
+
+    ## Why is this bad?
+    These are the pre-1.5 signatures that optimizers copied for years. Every release 2.4 … 2.15 still
+    accepts them but warns `UserWarning: This overload of add_ is deprecated: add_(Number alpha, Tensor
+    other)` on each call. The keyword forms compute the same `self + alpha * other` (checked on 2.13 for
+    float and integer tensors and a tensor scalar) and exist in every supported release (the 2.4.1
+    docs give `add_(other, *, alpha=1)` and `addcmul_(tensor1, tensor2, *, value=1)`), so the fix is safe.
+    """
+
+    code = "TP258"
+    name = "scalar-first-overload"
+    summary = "`x.add_(alpha, other)` / `addcmul_(value, t1, t2)`: deprecated scalar-first overloads; pass the scalar by keyword"
+    deprecated_in = v("1.5")
+    replacement_since = v("1.5")
+    fix_safety = SAFE
+    fix_safety_note = ("The keyword form is the same computation and exists in every release 2.4 … 2.15; no fix "
+                       "when a comment sits among the arguments.")
+    references = ("https://docs.pytorch.org/docs/stable/generated/torch.add.html",)
+    catalog_ids = ("torchfix.deprecated-symbols",)
+    methods = frozenset(METHODS)
+    calls = frozenset(FUNCTIONS)
+
+    VALID = [
+        "import torch\np.add_(grad, alpha=-lr)\nv.addcmul_(grad, grad, value=1 - beta2)\n",
+        Valid("import torch\nx = torch.ones(3)\ny = x.clone().add_(x, alpha=0.1)\n"
+              "z = x.clone().addcdiv_(x, x + 1, value=0.5)\nw = torch.add(x, x, alpha=2)\n", torch_runs_clean=True),
+        # A graph, a set, a user's own method: not tensors, or not the deprecated form.
+        "import torch\ngraph.add(node, parent)\nseen.add(key)\n",
+        "import torch\nclass Meter:\n    def update(self, a, b):\n        self.add_(a, b)\n",
+        "import torch\np.add_(*pair)\n",
+    ]
+    INVALID = [
+        Invalid("import torch\nexp_avg.mul_(beta1).add_(1 - beta1, grad)\n",
+                fixed="import torch\nexp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)\n"),
+        Invalid("import torch\np.data.add_(-group['lr'], d_p)\n",
+                fixed="import torch\np.data.add_(d_p, alpha=-group['lr'])\n"),
+        Invalid("import torch\nexp_avg_sq.mul_(beta2).addcmul_(1 - beta2, grad, grad)\n",
+                fixed="import torch\nexp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)\n"),
+        Invalid("import torch\nx = torch.ones(3)\ny = x.clone().addcdiv_(0.5, x, x + 1)\n",
+                fixed="import torch\nx = torch.ones(3)\ny = x.clone().addcdiv_(x, x + 1, value=0.5)\n",
+                torch_warns="This overload of addcdiv_ is deprecated"),
+        Invalid("import torch\nx = torch.ones(3)\ny = x.add(2, x)\n",
+                fixed="import torch\nx = torch.ones(3)\ny = x.add(x, alpha=2)\n",
+                torch_warns="This overload of add is deprecated"),
+        Invalid("import torch\nx = torch.ones(3)\ny = torch.add(x, 2, x)\n",
+                fixed="import torch\nx = torch.ones(3)\ny = torch.add(x, x, alpha=2)\n",
+                torch_warns="This overload of add is deprecated"),
+        Invalid("import torch\nx = torch.ones(3)\ny = torch.addcmul(x, 2, x, x, out=None)\n",
+                fixed="import torch\nx = torch.ones(3)\ny = torch.addcmul(x, x, x, value=2, out=None)\n",
+                torch_warns="This overload of addcmul is deprecated"),
+        # A comment among the arguments: reported, not rewritten.
+        Invalid("import torch\np.add_(\n    -lr,  # step\n    grad,\n)\n"),
+    ]
+
+    def check_method_call(self, ctx, call):
+        method = call.func.attr
+        count, keyword = METHODS[method]
+        receiver = call.func.value
+        if isinstance(receiver, ast.Name) and receiver.id in _NOT_TENSORS:
+            return
+        if isinstance(receiver, (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set)):
+            return
+        if not self._deprecated_form(call, count, keyword):
+            return
+        if method in GENERIC and not _numeric(call.args[0]):
+            return
+        yield self._report(ctx, call, method, 0, keyword)
+
+    def check_call(self, ctx, call, qualname):
+        count, keyword = FUNCTIONS[qualname]
+        if self._deprecated_form(call, count, keyword):
+            yield self._report(ctx, call, qualname.rpartition(".")[2], 1, keyword)
+
+    @staticmethod
+    def _deprecated_form(call: ast.Call, count: int, keyword: str) -> bool:
+        if len(call.args) != count or any(isinstance(a, ast.Starred) for a in call.args):
+            return False
+        return not any(k.arg in (keyword, None) for k in call.keywords)
+
+    def _report(self, ctx, call: ast.Call, name: str, scalar_at: int, keyword: str):
+        scalar = call.args[scalar_at]
+        rest = call.args[scalar_at + 1:]
+        message = (f"`{name}({keyword}, ...)` with the scalar first is a deprecated overload (UserWarning on every call "
+                   f"in PyTorch 2.4 through 2.15); pass it as `{keyword}=` after the tensors")
+        start, end = ctx.start(scalar), ctx.end(rest[-1])
+        fix = None
+        if "#" not in ctx.text[start:end]:
+            segment = [ctx.text[ctx.start(a):ctx.end(a)] for a in rest]
+            text = ", ".join([*segment, f"{keyword}={ctx.text[start:ctx.end(scalar)]}"])
+            fix = Fix(f"Pass the scalar as `{keyword}=`", [Edit(start, end, text)], SAFE)
+        return ctx.diagnostic(call, message, fix)
