@@ -1,13 +1,17 @@
 """Build the audit's name table from the real modules: re-exports and the classes each module defines."""
 
 # Usage: python scripts/build_name_table.py   (in a venv with torch 2.13 and numpy installed)
-# Imports torch, numpy and the standard library (minus modules that act on import: this,
+# Imports torch, numpy, what a torch install always brings (sympy, mpmath, networkx, jinja2,
+# markupsafe, filelock, fsspec, typing_extensions) and the standard library (minus modules that act on import: this,
 # antigravity, GUI toolkits), then records for every imported module of those packages
 #   - "reexports": module -> {attr: "real.module.qualname"} whenever the attribute is a module,
 #     class or function defined somewhere else (torch.utils.cpp_extension.subprocess -> subprocess,
 #     torch.distributed.FileStore -> torch._C._distributed_c10d.FileStore);
 #   - "classes": module -> the class names it defines itself;
-#   - "modules": every module that was scanned, so a name absent from it is known not to exist.
+#   - "modules": every module that was scanned, so a name absent from it is known not to exist;
+#   - "string_evaluators": every class, wherever defined, that subclasses sympy.Basic: building
+#     one sympifies its arguments, and sympify evaluates a string as Python code (eval), so
+#     torch's own torch.utils._sympy classes are judged as what they are, not by their prefix.
 # The pickle auditor walks dotted names through this table (torchpatch never imports them), so
 # a global is judged as what it resolves to, not as what it is spelled.
 
@@ -29,9 +33,10 @@ SKIP_PREFIXES = (
     "this", "antigravity", "idlelib", "tkinter", "turtle", "turtledemo", "__main__", "__phello__", "__hello__",
     "torch.testing._internal", "torch._inductor.fx_passes.serialized_patterns", "numpy.distutils", "lib2to3",
     "torch.utils.tensorboard", "torch.contrib", "torch._dynamo.test", "torch.onnx._internal.exporter",
-    "numpy.f2py.tests", "numpy._core.tests", "numpy.tests", "test", "pydoc_data",
+    "numpy.f2py.tests", "numpy._core.tests", "numpy.tests", "test", "pydoc_data", "sympy.this",
 )
-PACKAGES = ("torch", "numpy")
+# torch's install requirements (torch 2.13's METADATA Requires-Dist) besides numpy.
+PACKAGES = ("torch", "numpy", "sympy", "mpmath", "networkx", "jinja2", "markupsafe", "filelock", "fsspec", "typing_extensions")
 
 
 def skipped(name: str) -> bool:
@@ -48,6 +53,8 @@ def import_everything() -> None:
                 pass
     for package in PACKAGES:
         root = importlib.import_module(package)
+        if not hasattr(root, "__path__"):  # a single-module distribution (typing_extensions)
+            continue
         for info in pkgutil.walk_packages(root.__path__, package + ".", onerror=lambda _: None):
             if skipped(info.name):
                 continue
@@ -75,8 +82,11 @@ def real_name(value: object) -> str | None:
 
 def build() -> dict:
     import_everything()
+    import sympy
+
     reexports: dict[str, dict[str, str]] = {}
     classes: dict[str, list[str]] = {}
+    string_evaluators: set[str] = set()
     scanned = sorted(name for name, module in list(sys.modules.items()) if isinstance(module, types.ModuleType) and wanted(name))
     for name in scanned:
         module = sys.modules[name]
@@ -92,6 +102,8 @@ def build() -> dict:
             if target is None:
                 continue
             written = f"{name}.{attr}"
+            if isinstance(value, type) and issubclass(value, sympy.Basic):
+                string_evaluators.add(target)
             if target == written:
                 if isinstance(value, type):
                     own.append(attr)
@@ -103,8 +115,10 @@ def build() -> dict:
     import torch
 
     return {
-        "built_from": {"torch": torch.__version__, "numpy": numpy.__version__, "python": sys.version.split()[0]},
+        "built_from": {"torch": torch.__version__, "numpy": numpy.__version__, "sympy": sympy.__version__,
+                       "python": sys.version.split()[0]},
         "modules": scanned,
+        "string_evaluators": sorted(string_evaluators),
         "classes": classes,
         "reexports": reexports,
     }
@@ -116,7 +130,8 @@ def main() -> None:
     # mtime=0: the same modules give the same bytes.
     OUT.write_bytes(gzip.compress(text.encode(), compresslevel=9, mtime=0))
     print(f"{OUT}: {len(table['modules'])} modules, {sum(map(len, table['classes'].values()))} classes, "
-          f"{sum(map(len, table['reexports'].values()))} re-exports, {OUT.stat().st_size >> 10} KiB")
+          f"{sum(map(len, table['reexports'].values()))} re-exports, {len(table['string_evaluators'])} string-evaluating classes, "
+          f"{OUT.stat().st_size >> 10} KiB")
 
 
 if __name__ == "__main__":

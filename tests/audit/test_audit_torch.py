@@ -122,11 +122,18 @@ def test_verify_agrees_with_the_static_verdicts(corpus, capsys) -> None:
 
     benign = [l["path"] for l in corpus.values() if l["expected"] in ("safe", "needs-allowlist")]
     code = main(["audit", *benign, "--verify", "--output-format", "json", "--torch-version", "2.13"])
-    rows = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    rows = json.loads(captured.out)
     assert code == 1
-    verdicts = [f["message"] for r in rows for f in r["findings"] if f["code"] == "TPA400"]
-    assert len(verdicts) == len(benign)
-    assert all("agrees" in v for v in verdicts), verdicts
+    verdicts = {r["filename"]: [f["message"] for f in r["findings"] if f["code"] == "TPA400"] for r in rows}
+    assert all(len(v) == 1 for v in verdicts.values()), verdicts
+    # issue 22 §3: only files whose every global is reviewed are handed to torch; the rest
+    # (classes of a training script's __main__) are refused, never run.
+    refused = {name for name, messages in verdicts.items() if "not handed to torch because" in messages[0]}
+    assert {Path(name).name for name in refused} == {"need_enum.pt", "need_dataclass.pt", "need_namedtuple.pt", "need_njt.pt",
+                                                     "dead_plain_tensor.pkl"}
+    assert all("agrees" in verdicts[name][0] for name in set(verdicts) - refused), verdicts
+    assert "did not hand some files to torch" in captured.err
 
 
 def test_convert_to_safetensors(corpus, tmp_path, capsys) -> None:

@@ -64,6 +64,23 @@ class Report:
     needs_full_unpickler: bool = False
 
 
+def unreviewed(report: Report) -> list[str]:
+    """Why torch's unpickler must not be run on the file (empty when every global is reviewed).
+
+    ``--verify`` and ``--convert-to-safetensors`` run torch's weights-only unpickler, which calls
+    what the allowlist admits; they only do so when torchpatch has reviewed every global the file
+    names (torch's own allowlist, plain-data classes, the short list of harmless functions), so
+    no payload runs on the auditing machine (issue 22 §3)."""
+    if report.verdict in ("malicious", "unreadable"):
+        return [f"it is {report.verdict}"]
+    names_left = sorted({g.canonical for g in report.globals if g.status not in ("allowlisted", "benign")} | set(report.review))
+    if names_left:
+        return [f"{len(names_left)} global(s) torchpatch has not reviewed ({', '.join(names_left[:5])})"]
+    if report.needs_full_unpickler:
+        return ["it unpickles nested bytes with the full unpickler"]
+    return []
+
+
 def default_allowlist_union() -> frozenset[str]:
     union: set[str] = set()
     for version in known_releases():
@@ -195,12 +212,15 @@ class _Judge:
             result = ("benign", None)
         elif resolved.name in self.torch_names or names.is_plain_data_class(resolved):
             result = ("benign", None)
-        elif not called:
-            # Stored as a value (a module's activation function, say), never invoked by the pickle.
-            result = ("benign", None)
         elif resolved.kind == "class" or resolved.kind in ("unknown", "attribute") and names.is_class_like(name):
             result = ("review", f"{resolved.name} is a class torchpatch has not reviewed: loading the file runs its "
                                 "__init__/__new__ and __setstate__, which can do anything (open files, start processes)")
+        elif not called:
+            # Stored as a value (a module's activation function, say), but still a callable the
+            # load can reach: a BUILD that stores it under __setstate__ makes the next BUILD call
+            # it with attacker data (issue 22). Never allowlisted without the user's review.
+            result = ("review", f"{resolved.name} is a function torchpatch has not reviewed: the file stores it, and an "
+                                "allowlisted function can be called at load (a BUILD that stores it as __setstate__)")
         else:
             result = ("malicious", f"{full} is a function torchpatch cannot prove harmless; the pickle calls it at load time")
         self.statuses[key] = result
@@ -216,11 +236,18 @@ class _Judge:
             is_loader = isinstance(call.func, Global) and call.func.full in names.NESTED_LOADERS
             if is_loader and self.nested(member, call):
                 nested_ok.add(id(call.func))
-        # A global is "called" when the pickle invokes it or hands it to another call, which may.
+        # A global is "called" when the pickle invokes it or hands it to another call, which may;
+        # functools.partial only stores what it is given (it is judged on its own).
         called = {id(call.func) for call in scan.calls}
         for call in scan.calls:
+            if isinstance(call.func, Global) and names.canonical(call.func.module, call.func.name) in names.STORING_FORWARDERS:
+                continue
             arguments = call.args if isinstance(call.args, tuple) else (call.args,)
             called.update(id(arg) for arg in arguments if isinstance(arg, Global))
+        for call in scan.calls:
+            for opcode, state in call.state:
+                if opcode == "BUILD":
+                    self.special_state(member, call, state)
         for glob in scan.globals:
             canonical = names.canonical(glob.module, glob.name)
             status, why = self.status(glob.module, glob.name, id(glob) in called)
@@ -252,6 +279,28 @@ class _Judge:
             severity = "error" if member.read_by_torch else "warning"
             self.report.findings.append(Finding(member.name, scan.error_offset, severity, "TPA101",
                                                 f"pickle breaks at byte {scan.error_offset}: {scan.error} (everything before it would still run)"))
+
+    def special_state(self, member: Member, call: Call, state: Any) -> None:
+        """Flag a BUILD state that sets __setstate__, __class__ or __dict__ on the instance.
+
+        torch's weights-only BUILD (torch/_weights_only_unpickler.py, as CPython's load_build)
+        calls ``inst.__setstate__(state)`` when the instance has one, else updates its __dict__
+        with the state and setattr()s the slot state. So a first BUILD that puts a callable under
+        "__setstate__" in the dict makes a second BUILD call it with attacker data: sympify a
+        string, build an unreviewed class. No object torch.save writes has such a key."""
+        dict_state, slot_state = state, None
+        if isinstance(state, tuple) and len(state) == 2:
+            dict_state, slot_state = state
+        for where, part in (("state", dict_state), ("slot state", slot_state)):
+            if not isinstance(part, Container) or part.kind != "dict":
+                continue
+            for key in part.items[0::2]:
+                if isinstance(key, str) and key in names.SPECIAL_STATE_KEYS:
+                    target = _describe_target(call)
+                    then = (" (a second BUILD then calls it with attacker data)" if key == "__setstate__" and len(call.state) > 1 else
+                            " (the next BUILD calls it)" if key == "__setstate__" else "")
+                    self.flag(member, call.offset, f"BUILD {where} sets {key} on {target}{then}: torch's weights-only unpickler "
+                                                   "calls an instance's own __setstate__, so any callable the file names runs at load")
 
     def frame_divergence(self, member: Member, violation: tuple) -> None:
         """A FRAME that disagrees with its opcodes: CPython's C unpickler, reading from a file, drops
@@ -295,6 +344,12 @@ class _Judge:
         return True
 
 
+def _describe_target(call: Call) -> str:
+    if isinstance(call.func, Global):
+        return f"an instance of {names.canonical(call.func.module, call.func.name)}"
+    return "an object"
+
+
 def _kind(value: Any) -> str:
     if isinstance(value, Call):
         return "the result of another call"
@@ -306,6 +361,12 @@ def _kind(value: Any) -> str:
 
 
 def _decide(opened: Opened, report: Report, rules: Rules, judge: _Judge, first: tuple | None = None) -> None:
+    code = analyse(opened.code) if opened.format == "torchscript" else None
+    if code is not None and code.load_time_effects():
+        # torch.jit.load runs every __setstate__ the archive's code defines (issue 22 §4).
+        report.findings.append(Finding("", 0, "malicious", "TPA001",
+                                       "TorchScript code that torch.jit.load runs (__setstate__) calls "
+                                       f"{'; '.join(code.load_time_effects()[:4])}: operations beyond tensor math and printing"))
     malicious = any(f.severity == "malicious" for f in report.findings)
     torch_members = [m for m in opened.members if m.read_by_torch]
     broken = opened.unreadable or any(m.scan.error for m in torch_members)
@@ -318,8 +379,7 @@ def _decide(opened: Opened, report: Report, rules: Rules, judge: _Judge, first: 
         if accepted:
             report.reason += " (and torch.load(weights_only=True) would accept the file)"
         return
-    if opened.format == "torchscript":
-        code = analyse(opened.code)
+    if code is not None:
         report.findings.append(Finding("", 0, "warning" if code.worrying else "note", "TPA304",
                                        f"TorchScript code ({len(opened.code)} file(s) in code/): {code.summary()}"
                                        + (f"; __setstate__ runs at load in {', '.join(code.setstate[:4])}" if code.setstate else "")))
@@ -331,6 +391,10 @@ def _decide(opened: Opened, report: Report, rules: Rules, judge: _Judge, first: 
                          + ("torch.load(weights_only=True) refuses it and no allowlist changes that" if rules.torchscript_refused
                             else f"torch {rules.version}'s torch.load(weights_only=True) dispatches it to torch.jit.load and runs that code (CVE-2025-32434)"))
         return
+    if opened.format == "numpy" and not opened.members:
+        report.verdict = "safe"
+        report.reason = f"{opened.torch_error}: nothing in it can run code"
+        return
     if broken and not accepted:
         report.verdict = "unreadable"
         report.reason = opened.unreadable or next((f"pickle {m.name} breaks: {m.scan.error}" for m in torch_members if m.scan.error), "unreadable")
@@ -338,6 +402,10 @@ def _decide(opened: Opened, report: Report, rules: Rules, judge: _Judge, first: 
     if accepted:
         report.verdict = "safe"
         report.reason = f"torch {rules.version} loads it with weights_only=True as-is"
+        if opened.format == "safetensors":
+            # torch.serialization.load (2.13) imports safetensors.torch for a *.safetensors path and
+            # raises "safetensors is not installed" without it.
+            report.reason += " (torch.load hands a *.safetensors file to the safetensors package, which must be installed: pip install safetensors)"
         return
     report.verdict = "needs-allowlist"
     allowlist, dead_end, kinds = _infer_allowlist(opened, rules, report, judge, (accepted, refusal))
@@ -348,8 +416,8 @@ def _decide(opened: Opened, report: Report, rules: Rules, judge: _Judge, first: 
         refused = refusal.message if refusal else opened.torch_error
         if review:
             report.reason = (f"torch {rules.version} refuses it: {refused}; it loads only if you also trust "
-                             f"{len(review)} class(es) torchpatch has not reviewed ({', '.join(review)}): the load runs their "
-                             "__init__/__setstate__, so read their code first; the snippet leaves them commented out")
+                             f"{len(review)} name(s) torchpatch has not reviewed ({', '.join(review)}): the load runs a class's "
+                             "__init__/__setstate__ and can call a function, so read their code first; the snippet leaves them commented out")
         else:
             report.reason = f"benign, but torch {rules.version} refuses it: {refused}; allowlisting {len(allowlist)} name(s) makes it load"
         report.snippet = snippet(allowlist, kinds, report.filename)
@@ -457,7 +525,7 @@ def _infer_allowlist(opened: Opened, rules: Rules, report: Report, judge: _Judge
 
 
 def snippet(allowlist: list[str], kinds: dict[str, str], filename: str) -> str:
-    """A safe_globals block for the allowlist. Classes torchpatch has not reviewed appear only as
+    """A safe_globals block for the allowlist. Names torchpatch has not reviewed appear only as
     commented-out lines under a warning, so pasting the snippet never trusts them silently."""
     imports = {"torch"}
     entries = []
@@ -477,7 +545,11 @@ def snippet(allowlist: list[str], kinds: dict[str, str], filename: str) -> str:
         # The (obj, "name") form keys the entry by the name written in the pickle, so it works
         # even when the object's __module__ differs (numpy.core vs numpy._core, __main__).
         entry = f'({expression}, "{name}")' if kind.endswith("global") else expression
-        if review:
+        if review and not names.is_class_like(attr):
+            entries.append(f"    # REVIEW {name}: a function; torch.load can call whatever it allowlists; read its code,")
+            entries.append(f"    # and uncomment (and import {_importable_module(module) if module != '__main__' else 'it from your code'}) only if you trust it:")
+            entries.append(f"    # {entry},")
+        elif review:
             entries.append(f"    # REVIEW {name}: torch.load will run this class's __init__/__setstate__; read its code,")
             entries.append(f"    # and uncomment (and import {_importable_module(module) if module != '__main__' else 'it from your code'}) only if you trust it:")
             entries.append(f"    # {entry},")

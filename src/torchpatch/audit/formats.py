@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import io
 import json
 import struct
@@ -156,11 +158,35 @@ def npy_pickle_offset(head: bytes) -> int | None:
     return start + length
 
 
+def _npy_plain_descr(head: bytes) -> str | None:
+    """The dtype of a .npy whose header numpy.lib.format would accept and that has no object fields."""
+    major = head[6] if len(head) > 9 else 0
+    if major not in (1, 2, 3):
+        return None
+    length, start = (struct.unpack("<H", head[8:10])[0], 10) if major == 1 else (struct.unpack("<I", head[8:12])[0], 12)
+    try:
+        header = ast.literal_eval(head[start : start + length].decode("latin1" if major < 3 else "utf-8"))
+    except (ValueError, SyntaxError, UnicodeDecodeError, MemoryError, RecursionError):
+        return None
+    if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"}:
+        return None
+    descr = header["descr"]
+    if not isinstance(descr, str) or not descr or descr[0] not in "<>|=" or descr[1:2] not in tuple("biufcmMSUV") or "O" in descr:
+        return None
+    return descr
+
+
 def _open_npy(stream: BinaryIO, size: int) -> Opened:
     head = stream.read(65536 + 12)
     offset = npy_pickle_offset(head)
     if offset is None:
-        return Opened("none", unreadable="not a checkpoint: a numpy .npy array (no pickled objects)")
+        descr = _npy_plain_descr(head)
+        if descr is None:
+            return Opened("none", unreadable="not a checkpoint: a numpy .npy array (no pickled objects)")
+        # A plain numeric array holds no pickle: numpy.load (allow_pickle=False, its default)
+        # reads it and nothing in it can run code; torch.load cannot read .npy at all.
+        return Opened("numpy", torch_error=f"a plain numpy .npy array (dtype {descr}): torch.load cannot read it; numpy.load reads it "
+                                           "without unpickling anything")
     member = _read_member(stream, "object array pickle", offset)
     return Opened("numpy", members=[member], torch_error="a numpy .npy file: torch.load cannot read it; numpy.load(allow_pickle=True) runs its pickle")
 

@@ -34,8 +34,22 @@ DANGEROUS_MODULES = frozenset(
     _winapi msvcrt winreg posixpath ntpath linecache tokenize compileall py_compile zipapp
     cgi cgitb wsgiref socketserver SocketServer smtpd asynchat asyncore mailbox mailcap nturl2path
     uuid _sitebuiltins abc weakref atexit faulthandler tracemalloc sched queue
+    _pyio typing typing_extensions annotationlib filelock fsspec networkx mpmath
     """.split()
 )
+# ``_pyio`` is the pure-Python twin of the denied ``io``/``_io`` (``_pyio.FileIO`` creates or
+# truncates any file); ``typing.get_type_hints`` evaluates string annotations; filelock creates
+# lock files; networkx's readers and writers open files; fsspec opens local and remote files;
+# mpmath's functions call what they are given and parse expressions; none is reviewed.
+
+# What a torch install always brings (torch 2.13 Requires-Dist) that evaluates strings as Python:
+# sympy.sympify, sympy.parsing.sympy_parser.parse_expr and sympy.S(...) run eval on a string,
+# and every sympy class sympifies its arguments when built (sympy.Poly("..."), Function("...")).
+# torch's own symbolic
+# shape classes (torch.utils._sympy, torch.fx.experimental.symbolic_shapes) are built on sympy:
+# ValueRanges(lower, upper) sympifies both bounds.
+STRING_EVALUATING_MODULES = frozenset({"sympy"})
+STRING_EVALUATING_PREFIXES = ("torch.utils._sympy", "torch.fx.experimental", "torch._inductor", "torch._export.serde")
 
 # Inside otherwise ordinary libraries: loaders of nested pickles, code generators, I/O.
 DANGEROUS_PREFIXES = (
@@ -57,7 +71,7 @@ DANGEROUS_PREFIXES = (
 # torch.utils.cpp_extension.subprocess.Popen); it is then judged like any other class.
 CLASS_SAFE_PREFIXES = ("torch.utils", "torch.cuda", "torch._dynamo", "transformers")
 # ...except these, whose classes do I/O or run code when built.
-CLASS_UNSAFE_PREFIXES = ("torch.utils.cpp_extension", "torch.utils.tensorboard", "torch.utils.bottleneck",
+CLASS_UNSAFE_PREFIXES = ("torch.utils._sympy", "torch.utils.file_baton", "torch.utils.cpp_extension", "torch.utils.tensorboard", "torch.utils.bottleneck",
                          "torch.utils.collect_env", "torch.utils.benchmark", "torch.utils.data.datapipes",
                          "torch.utils._config_module", "torch._dynamo.guards", "torch._dynamo.repro")
 
@@ -83,8 +97,8 @@ BENIGN_IN_DANGEROUS = frozenset(
     builtins.set builtins.frozenset builtins.bytearray builtins.bytes builtins.complex builtins.slice
     builtins.range builtins.int builtins.float builtins.str builtins.tuple builtins.list builtins.dict
     builtins.bool builtins.object builtins.NotImplemented builtins.Ellipsis
-    copyreg._reconstructor copyreg.__newobj__ copyreg.__newobj_ex__ _codecs.encode
-    uuid.UUID io.BytesIO io.StringIO
+    copyreg._reconstructor copyreg.__newobj__ copyreg.__newobj_ex__ _codecs.encode functools.partial
+    uuid.UUID types.SimpleNamespace io.BytesIO io.StringIO
     torch.serialization._get_layout torch.storage.TypedStorage torch.storage.UntypedStorage
     torch._utils._rebuild_tensor torch._utils._rebuild_tensor_v2 torch._utils._rebuild_tensor_v3
     torch._utils._rebuild_parameter torch._utils._rebuild_parameter_with_state
@@ -110,6 +124,20 @@ BENIGN_FUNCTIONS = frozenset(
     decimal.Decimal fractions.Fraction collections.defaultdict collections.deque collections.Counter
     """.split()
 )
+
+# Callables that only forward to another callable the pickle names itself (judged on its own):
+# functools.partial stores its function, copyreg's helpers construct the class they are given.
+# Their arguments are what the load can call, so a partial of an unreviewed function is as
+# reviewed as that function, and one of a reviewed class (nn.LayerNorm) is plain data.
+FORWARDERS = frozenset({"functools.partial", "copyreg._reconstructor", "copyreg.__newobj__", "copyreg.__newobj_ex__"})
+# Of those, the ones whose arguments are stored, not called, at load.
+STORING_FORWARDERS = frozenset({"functools.partial"})
+
+# Instance attributes torch's weights-only BUILD (and CPython's load_build) obey: a __setstate__
+# stored in an instance's __dict__ by one BUILD is called with attacker data by the next
+# (torch/_weights_only_unpickler.py, load BUILD: hasattr(inst, "__setstate__")), and a
+# slot-state __class__ or __dict__ swaps the type or the whole dict. No saved object has them.
+SPECIAL_STATE_KEYS = frozenset({"__setstate__", "__class__", "__dict__"})
 
 # Functions that unpickle or load nested bytes: auditable when their argument is a literal.
 NESTED_LOADERS = {
@@ -181,6 +209,8 @@ PLAIN_DATA_CLASSES = frozenset(
     lightning_fabric.utilities.data.AttributeDict lightning.fabric.utilities.data.AttributeDict
     """.split()
 )
+REVIEWED_NAMES = BENIGN_IN_DANGEROUS | BENIGN_FUNCTIONS | PLAIN_DATA_CLASSES
+
 # torch packages whose classes (modules, optimizers, schedulers, distributions) restore their state
 # with torch's own __setstate__; only classes the name table confirms are defined there count.
 PLAIN_DATA_PREFIXES = ("torch.nn.modules", "torch.nn.parameter", "torch.optim", "torch.ao.nn", "torch.nn.intrinsic",
@@ -203,7 +233,15 @@ def _table() -> dict:
     table = json.loads(gzip.decompress(raw))
     table["modules"] = frozenset(table["modules"])
     table["classes"] = {module: frozenset(names) for module, names in table["classes"].items()}
+    table["string_evaluators"] = frozenset(table.get("string_evaluators", ()))
     return table
+
+
+def evaluates_strings(target: str) -> bool:
+    """Whether building or calling ``target`` (a resolved name) can evaluate a string as code."""
+    if target.split(".")[0] in STRING_EVALUATING_MODULES or _under(target, STRING_EVALUATING_PREFIXES):
+        return True
+    return target in _table()["string_evaluators"]
 
 
 def _scanned_prefix(parts: list[str], modules: frozenset[str]) -> int:
@@ -282,7 +320,12 @@ def danger(module: str, name: str, resolved: Resolved | None = None) -> str | No
     resolved = resolved or resolve(module, name)
     target = resolved.name
     reexport = f" ({full} resolves to {target}: {resolved.via})" if resolved.via else ""
-    if target in BENIGN_IN_DANGEROUS or target in BENIGN_FUNCTIONS or full in BENIGN_IN_DANGEROUS or full in BENIGN_FUNCTIONS:
+    if evaluates_strings(target) or evaluates_strings(full):
+        return (f"{target} evaluates a string as Python code when it is built or called (sympy's sympify and parse_expr run eval, "
+                f"and sympy classes sympify their arguments){reexport}")
+    # Reviewed names are judged as what they are: types.SimpleNamespace and uuid.UUID stay plain
+    # data whatever module deny list holds their module.
+    if target in REVIEWED_NAMES or full in REVIEWED_NAMES:
         return None
     if target in NESTED_LOADERS or full in NESTED_LOADERS:
         return f"{target} unpickles nested data with the full (unsafe) unpickler{reexport}"

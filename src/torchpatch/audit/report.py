@@ -18,7 +18,7 @@ RULES = {
     "TPA000": "verdict: what torch.load(weights_only=True) does with the file and whether it is malicious",
     "TPA001": "a global or call that can run code at load time",
     "TPA003": "a FRAME length that disagrees with the opcodes (CPython reads the bytes differently)",
-    "TPA002": "a class the pickle builds that torchpatch has not reviewed (its __init__/__setstate__ runs at load)",
+    "TPA002": "a class or function the pickle names that torchpatch has not reviewed (a class's __init__/__setstate__ runs at load; a function can be called)",
     "TPA101": "a pickle that breaks before STOP",
     "TPA102": "nested pickle bytes unpickled with the full unpickler",
     "TPA103": "storage size does not match its declared element count",

@@ -51,6 +51,8 @@ SIDE_EFFECT_OPS = frozenset({"Print", "print", "manual_seed", "seed", "set_num_t
 BUILTIN_NAMESPACES = frozenset({"aten", "prim", "quantized", "_quantized", "profiler", "cuda", "_caffe2", "onednn", "mkldnn",
                                 "mkl", "xnnpack", "prepacked", "_nnapi", "sparse", "fbgemm", "vulkan", "metal", "uninitialized",
                                 "_test", "debug", "prims", "quantized_decomposed", "_c10d_functional"})
+# Side-effect operators that only print, warn or raise: not a reason to call load-time code malicious.
+HARMLESS_AT_LOAD = frozenset({"print", "aten::Print", "aten::warn", "prim::RaiseException", "prim::Print"})
 # Names TorchScript code calls that are language builtins, not operators.
 LANGUAGE_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "range", "isinstance", "annotate", "unchecked_cast",
                                "uninitialized", "getattr", "hasattr", "enumerate", "zip", "min", "max", "abs", "round",
@@ -73,6 +75,38 @@ class CodeReport:
     setstate: list[str] = field(default_factory=list)
     # (code record, line, operator, method) of every file, side-effect or extension operator call
     locations: list[tuple[str, int, str, str]] = field(default_factory=list)
+    # method ("Class.name" or "function") -> the names of the methods and functions it calls
+    callees: dict[str, set[str]] = field(default_factory=dict)
+
+    def run_at_load(self) -> set[str]:
+        """The methods torch.jit.load runs: every ``__setstate__`` and whatever it calls, followed by
+        name (a call of ``self.sub.helper`` reaches every method named ``helper``: fail closed)."""
+        by_name: dict[str, set[str]] = {}
+        for method in self.callees:
+            by_name.setdefault(method.rsplit(".", 1)[-1], set()).add(method)
+        reached, todo = set(), list(self.setstate)
+        while todo:
+            method = todo.pop()
+            if method in reached:
+                continue
+            reached.add(method)
+            for name in self.callees.get(method, ()):
+                todo.extend(by_name.get(name, ()))
+        return reached
+
+    def load_time_effects(self) -> list[str]:
+        """"op (in method)" for each file, process, network, extension or side-effect operator that
+        the code run at load calls; tensor math, printing, warnings and raising are not effects."""
+        load = self.run_at_load()
+        found = []
+        for ops in (self.file_ops, self.custom_ops, self.side_effects):
+            for op, methods in sorted(ops.items()):
+                if op in HARMLESS_AT_LOAD:
+                    continue
+                hit = sorted(methods & load)
+                if hit:
+                    found.append(f"{op} (in {', '.join(hit[:3])})")
+        return found
 
     def summary(self) -> str:
         parts = []
@@ -123,11 +157,16 @@ def _inside_class(tree: ast.AST, function: ast.FunctionDef) -> bool:
 
 def _method(report: CodeReport, where: str, function: ast.FunctionDef, record: str) -> None:
     report.methods += 1
+    callees = report.callees.setdefault(where, set())
     if function.name == "__setstate__":
         report.setstate.append(where)
     for node in ast.walk(function):
         if not isinstance(node, ast.Call):
             continue
+        if isinstance(node.func, ast.Attribute):
+            callees.add(node.func.attr)  # self.helper(...), (self.sub).helper(...), __torch__.m.fn(...)
+        elif isinstance(node.func, ast.Name):
+            callees.add(node.func.id)
         dotted = _dotted(node.func)
         if dotted is None:
             continue  # a method of a value: (self.lin).forward(x), x.add_(1)

@@ -217,7 +217,7 @@ LOWERCASE_CLASSES = frozenset(
     builtins.range builtins.int builtins.float builtins.str builtins.tuple builtins.list builtins.dict
     builtins.bool builtins.object collections.defaultdict collections.deque numpy.dtype numpy.ndarray
     torch.device torch.dtype torch.layout torch.memory_format datetime.datetime datetime.date
-    datetime.time datetime.timedelta datetime.timezone
+    datetime.time datetime.timedelta datetime.timezone functools.partial
     """.split()
 )
 

@@ -105,7 +105,7 @@ def _skippable(path: str, report) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from torchpatch.audit.auditor import audit_path
+    from torchpatch.audit.auditor import audit_path, unreviewed
     from torchpatch.audit.formats import Finding
     from torchpatch.audit.report import (
         exit_code,
@@ -159,14 +159,21 @@ def run(args: argparse.Namespace) -> int:
             metadata.version("torch")
         except metadata.PackageNotFoundError:
             raise UsageError(f"--verify and --convert-to-safetensors need torch: {install_hint('torch')}") from None
+    refused_verify = False
     if args.verify:
         from torchpatch.audit.verify import verify
 
-        # A malicious file is never handed to torch, not even to its restricted unpickler.
-        checked = [r for r in reports if r.verdict != "malicious"]
+        # Only a file whose every global torchpatch has reviewed is handed to torch, even to its
+        # restricted unpickler: an allowlisted callable runs at load (issue 22).
+        checked = []
         for report in reports:
-            if report.verdict == "malicious":
-                report.findings.append(Finding("", 0, "note", "TPA400", "--verify: not handed to torch because it is malicious"))
+            why = unreviewed(report)
+            if why:
+                refused_verify = refused_verify or report.verdict != "malicious"
+                severity = "note" if report.verdict == "malicious" else "error"
+                report.findings.append(Finding("", 0, severity, "TPA400", f"--verify: not handed to torch because {why[0]}"))
+            else:
+                checked.append(report)
         installed = installed_torch()
         other = f" (torch {installed} ran the check; the static verdict is for {version})" if installed != version else ""
         for report, (accepted, error) in zip(checked, verify([(r.filename, r.allowlist) for r in checked])):
@@ -181,7 +188,10 @@ def run(args: argparse.Namespace) -> int:
             report.findings.append(Finding("", 0, severity if not other else "note", "TPA400", message + other))
     if args.convert_to_safetensors:
         report = reports[0]
-        if report.verdict == "malicious" or not (report.weights_only == "accept" or report.allowlist):
+        why = unreviewed(report)
+        if why:
+            raise UsageError(f"{report.filename} is not converted: torchpatch does not hand it to torch's unpickler because {why[0]}")
+        if not (report.weights_only == "accept" or report.allowlist):
             raise UsageError(f"{report.filename} does not load with weights_only=True ({report.verdict}); not converted")
         from torchpatch.audit.convert import convert
 
@@ -197,4 +207,7 @@ def run(args: argparse.Namespace) -> int:
         print(render_sarif(reports, os.getcwd()))
     else:
         print(render_full(reports, len(skipped)))
+    if refused_verify:
+        # Each refused file is needs-allowlist or worse, so the exit status is already non-zero.
+        print("torchpatch audit: --verify did not hand some files to torch: they name globals torchpatch has not reviewed (TPA400)", file=sys.stderr)
     return exit_code(reports)
