@@ -9,6 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
 import pytest
 
 from torchpatch.docs import render_settings_reference
@@ -55,10 +60,15 @@ def test_every_setting_and_command_is_documented() -> None:
 @pytest.mark.parametrize("form", ["pyproject.toml", "torchpatch.toml"])
 def test_each_settings_example_is_accepted(setting, form: str, tmp_path: Path, capsys) -> None:
     text = f"{setting.name} = {setting.example}\n"
-    (tmp_path / form).write_text(("[tool.torchpatch]\n" if form == "pyproject.toml" else "") + text)
-    assert setting.name in load_config(tmp_path / form)
-    (tmp_path / "clean.py").write_text("import torch\n")
-    assert main(["check", "--no-cache", str(tmp_path)]) == 0, capsys.readouterr()
+    project = tmp_path / "project"
+    project.mkdir()
+    if setting.name == "extend":  # the file it names must exist; its keys arrive in this one
+        (project / tomllib.loads(text)["extend"]).write_text('[tool.torchpatch]\nignore = ["TP302"]\n')
+    (project / form).write_text(("[tool.torchpatch]\n" if form == "pyproject.toml" else "") + text)
+    config = load_config(project / form)
+    assert config.get("ignore") == ["TP302"] if setting.name == "extend" else setting.name in config
+    (project / "clean.py").write_text("import torch\n")
+    assert main(["check", "--no-cache", str(project)]) == 0, capsys.readouterr()
     assert f"{setting.name} = {setting.example}" in render_settings_reference()
 
 

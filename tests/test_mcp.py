@@ -342,16 +342,16 @@ def test_invalid_input_is_one_actionable_line(name, arguments, message):
 
 def test_check_code_says_which_opt_in_rules_would_also_fire():
     """The two warnings torch 2.13 still printed after an agent's migration: TP401 (now a default rule: the
-    checkpoint call is known) and TP224 (opt-in: `.storage()` on a receiver of unknown type)."""
+    checkpoint call is known) and TP906 (opt-in: `.storage()` on a receiver of unknown type)."""
     source = ("import torch\nfrom torch.utils.checkpoint import checkpoint\n\n"
               "def run(block, x):\n    y = checkpoint(block, x)\n    return y.storage()\n")
     result = call("check_code", {"source": source})
     data = result.structured_content
     assert [finding["code"] for finding in data["findings"]] == ["TP401"]
-    assert data["opt_in"]["count"] == 1 and set(data["opt_in"]["codes"]) == {"TP224"}
-    assert "TP224" in result.content[0].text and "select" in result.content[0].text
+    assert data["opt_in"]["count"] == 1 and set(data["opt_in"]["codes"]) == {"TP906"}
+    assert "TP906" in result.content[0].text and "select" in result.content[0].text
     everything = call("check_code", {"source": source, "select": ["ALL"]}).structured_content
-    assert {finding["code"] for finding in everything["findings"]} == {"TP224", "TP401"}
+    assert {finding["code"] for finding in everything["findings"]} == {"TP906", "TP401"}
     assert everything["opt_in"]["count"] == 0
 
 

@@ -280,7 +280,7 @@ def test_every_opt_in_rule_is_marked(skill):
 
     text = skill["SKILL.md"]
     opt_in = [rule for rule in all_rules() if rule.opt_in]
-    assert len(opt_in) >= 15
+    assert len(opt_in) >= 14  # TP401 and TP224 became default rules where the receiver is known (issue #23)
     for rule in opt_in:
         assert f"- **{rule.code}** {rule.summary}." in text.split("## Opt-in rules")[1].split("##")[0]
         assert f"{rule.code}*" in text  # the area table marks it
