@@ -52,7 +52,7 @@ def test_json_fields_match_ruff(project, capsys):
     assert finding["location"] == {"row": 2, "column": 6} and finding["end_location"] == {"row": 2, "column": 38}
     assert finding["noqa_row"] == 2
     assert finding["fix"]["applicability"] == "safe"
-    # A rename inside one module edits only the last name (export_for_training -> export).
+    # a rename within the module: only the last name is edited
     assert finding["fix"]["edits"] == [{"content": "export", "location": {"row": 2, "column": 19},
                                         "end_location": {"row": 2, "column": 38}}]
     assert "removed in 2.11" in finding["message"]
@@ -185,18 +185,3 @@ def test_rule_command(capsys):
 def test_python_dash_m_and_version():
     result = subprocess.run([sys.executable, "-m", "torchpatch", "--version"], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.startswith("torchpatch ")
-
-
-@pytest.mark.parametrize(("argv", "expected"), [
-    (["check", "--selec", "TP1", "a.py"], "torchpatch check: error: unrecognized arguments: --selec; did you mean '--select'?"),
-    (["check", "--output-format", "jsn", "a.py"], "; did you mean 'json'?"),
-    (["chek", "a.py"], "torchpatch: error: argument COMMAND: invalid choice: 'chek'"),
-    (["audit", "--verbos", "m.pt"], "torchpatch audit: error: unrecognized arguments: --verbos; did you mean '--verbose'?"),
-    (["check", "--jobs", "x", "a.py"], "torchpatch check: error: argument -j/--jobs: not a number of processes: 'x'"),
-    (["check", "--config", "nope.toml", "a.py"], "torchpatch check: error: --config nope.toml: no such file"),
-])
-def test_usage_errors_share_one_form_with_a_close_match(project, capsys, argv, expected):
-    # issue #25: `torchpatch SUBCOMMAND: error: ...`, one line, exit 2, argparse's close-match suggestion
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert expected in err and err.count("\n") == 1 and "Traceback" not in err

@@ -280,3 +280,14 @@ def test_two_shared_imports_each_go_with_their_own_group(lint, monkeypatch):
     assert _json_union_matches_one_fix_pass(lint, monkeypatch, code)
     fixed = _fix(lint, code, unsafe=True).fixed_text
     assert "torch.cuda.amp" not in fixed
+
+
+def test_an_enum_member_of_a_renamed_object_is_fixed_safely(lint):
+    # apex examples/imagenet/main_amp.py: ``dist.all_reduce(rt, op=dist.reduce_op.SUM)``; `reduce_op.SUM` is
+    # `ReduceOp.SUM` (the same object on 2.13), so the rename is safe although `reduce_op` itself is not called.
+    code = "import torch.distributed as dist\ndist.all_reduce(rt, op=dist.reduce_op.SUM)\n"
+    assert lint(code, select=["TP201"], fix=True).fixed_text == \
+        "import torch.distributed as dist\ndist.all_reduce(rt, op=dist.ReduceOp.SUM)\n"
+    handed_around = "import torch.distributed as dist\nops = dist.reduce_op\n"
+    (finding,) = lint(handed_around, select=["TP201"]).findings
+    assert finding.fix is None or finding.fix.applicability != "safe"

@@ -304,6 +304,8 @@ def _used_as_a_value(ctx, reference) -> bool:
         return False
     if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node in parent.decorator_list:
         return False
+    if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr.isupper():
+        return False  # an enum member read off it (``dist.reduce_op.SUM`` is ``dist.ReduceOp.SUM``)
     return True
 
 
