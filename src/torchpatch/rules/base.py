@@ -79,6 +79,9 @@ class Rule:
     torchfix_codes: ClassVar[tuple[str, ...]] = ()
     catalog_ids: ClassVar[tuple[str, ...]] = ()  # rows of shared/knowledge/pytorch-changes.md
     opt_in: ClassVar[bool] = False
+    #: torch's own warning as it prints it, for the docs' "torch warns: <message>" line, so a user who sees
+    #: the warning finds the rule.
+    torch_message: ClassVar[str] = ""
 
     # What the engine dispatches on.
     calls: ClassVar[frozenset[str]] = frozenset()
