@@ -114,6 +114,11 @@ class Rule:
 
     # -- metadata helpers -------------------------------------------------------------------------
     @classmethod
+    def torch_messages(cls) -> tuple[str, ...]:
+        """Every warning of torch this rule answers, as torch prints it (a data-driven rule has many)."""
+        return (cls.torch_message,) if cls.torch_message else ()
+
+    @classmethod
     def since(cls) -> Version:
         """The release where the change first matters: a rule applies when this is <= the target."""
         versions = [ver for ver in (cls.deprecated_in, cls.changed_in, cls.removed_in) if ver is not None]

@@ -28,6 +28,13 @@ def _losses() -> set[str]:
             if not site["method"] and any(is_legacy_reduction_warning(w, site) for w in site["warnings"])}
 
 
+def _method_names() -> set[str]:
+    return set()
+
+
+_answers = is_legacy_reduction_warning
+
+
 def legacy_reduction(size_average, reduce) -> str:
     """torch.nn._reduction.legacy_get_string, the same from 2.4 to 2.15: None counts as True."""
     size_average = True if size_average is None else size_average
@@ -60,7 +67,6 @@ class LegacyLossReduction(Rule):
     fix_safety_note = ("The same `reduction=` that torch computes from the pair on every release from 2.4 "
                        "to 2.15; only literal values are rewritten, and only when the arguments are keywords "
                        "next to each other.")
-    torch_message = "size_average and reduce args will be deprecated, please use reduction='sum' instead."
     references = ("https://pytorch.org/docs/stable/nn.html#loss-functions",)
     calls = LazyNames(_losses)
 
@@ -93,6 +99,12 @@ class LegacyLossReduction(Rule):
         # A variable: reported, not rewritten.
         Invalid("import torch\ncriterion = torch.nn.NLLLoss(size_average=average)\n"),
     ]
+
+    @classmethod
+    def torch_messages(cls) -> tuple[str, ...]:
+        return tuple(sorted({" ".join(w["message"].split()) for name in cls.calls | _method_names()
+                             for w in _warning_sites.callables().get(name, {}).get("warnings", ())
+                             if _answers(w, _warning_sites.callables()[name])}))
 
     def check_call(self, ctx, call, qualname):
         site = _warning_sites.callables().get(qualname)

@@ -38,6 +38,10 @@ class TensorStorageMethod(Rule):
     """
 
     code = "TP224"
+    torch_message = ("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be "
+                     "the only storage class. This should only matter to you if you are using storages "
+                     "directly.  To access UntypedStorage directly, use tensor.untyped_storage() instead of "
+                     "tensor.storage()")
     name = "tensor-storage-method"
     summary = "`tensor.storage()` returns a deprecated `TypedStorage` (since 2.0); use `untyped_storage()` (opt-in)"
     deprecated_in = v("2.0")

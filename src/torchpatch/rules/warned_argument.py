@@ -119,6 +119,12 @@ class WarnedArgument(Rule):
                 torch_warns=r"ignore\(drop_on_export=True\) has been deprecated"),
     ]
 
+    @classmethod
+    def torch_messages(cls) -> tuple[str, ...]:
+        return tuple(sorted({" ".join(w["message"].split()) for name in cls.calls | _method_names()
+                             for w in _warning_sites.callables().get(name, {}).get("warnings", ())
+                             if _answers(w, _warning_sites.callables()[name])}))
+
     def check_call(self, ctx, call, qualname):
         site = _warning_sites.callables().get(qualname)
         if site is not None:
@@ -198,6 +204,14 @@ class WarnedArgument(Rule):
             first = "2.4 or earlier" if since == Version.parse("2.4") else str(since)
             yield ctx.diagnostic(call, f"`{_short_name(qualname)}` {form} warns in PyTorch {ctx.target} "
                                        f"(since {first}): torch warns: {shorten(warning['message'])}")
+
+
+def _method_names() -> set[str]:
+    return {name for names in _method_sites().values() for name in names}
+
+
+def _answers(warning: dict, site: dict) -> bool:
+    return not is_legacy_reduction_warning(warning, site)
 
 
 def _reported_by_deprecated_keyword(qualname: str, warning: dict) -> bool:
