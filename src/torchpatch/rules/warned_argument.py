@@ -77,8 +77,9 @@ class WarnedArgument(Rule):
         # A value the code does not spell out: torch may or may not warn.
         "import torch\nimport torch.nn.functional as F\ny = F.softmax(x, dim=axis)\ng = torch.autograd.grad(y, x, "
         "only_inputs=flag)\n",
-        # An optimizer's step(closure) is not a scheduler's step(epoch).
+        # An optimizer's step(closure) is not a scheduler's step(epoch), nor is timm's step(epoch, metric=).
         "import torch\noptimizer.step(closure)\n",
+        "import torch\nlr_scheduler.step(epoch + 1, metric=None)\nscheduler.step(epoch, metric=1.0)\n",
         # Another library's stft is not torch's.
         "import torch\nimport librosa\ns = librosa.stft(y, n_fft=64)\n",
     ]
@@ -148,6 +149,10 @@ class WarnedArgument(Rule):
             return
         if needs == "keyword" and not call.keywords:
             return
+        known_parameters = {*site["positional"], *site["keyword_only"], *site.get("defaults", {}),
+                            *(atom[1] for warning in site["warnings"] for atom in warning["when"])}
+        if any(k.arg not in known_parameters for k in call.keywords):
+            return  # another class's method (timm's Scheduler.step(epoch, metric=...))
         yield from self._report(ctx, call, qualname, site, keywords_only=needs == "keyword")
 
     @staticmethod
@@ -190,6 +195,10 @@ class WarnedArgument(Rule):
                 continue
             if keywords_only and any(a[0] not in ("passed", "equals", "truthy", "falsy", "tensor") for a in
                                      warning["when"]):
+                continue
+            # An unknown receiver: the argument torch tests must be spelled as its keyword.
+            if keywords_only and not all(any(k.arg == a[1] for k in call.keywords) for a in warning["when"]
+                                         if a[0] != "tensor"):
                 continue
             if is_legacy_reduction_warning(warning, site):
                 continue  # TP216 legacy-loss-reduction reports these, with the reduction= fix
