@@ -497,10 +497,6 @@ class _Release:
                         if translated is None:
                             continue
                         owner = qual
-                        if translated == "attribute":
-                            continue
-                        if isinstance(translated, tuple):
-                            owner, translated = translated
                         entry = {"when": translated, "message": self._fill(warning["message"], self.functions[target], call),
                                  "category": warning["category"]}
                         if entry not in self.derived.setdefault(owner, []):
@@ -533,7 +529,6 @@ class _Release:
             else:
                 by_name[key] = argument
         atoms = list(call["under"])
-        attribute_owner = None
         for atom in warning["when"]:
             name = atom[1]
             argument = by_name.get(name)
@@ -689,10 +684,6 @@ def fold(per_release: dict[str, dict], api_releases: dict[str, dict]) -> dict:
         release.attribute_warnings()
         spellings = _spellings(api_releases[version])
         for qual, site in release.sites().items():
-            if "._" in qual.replace(".__init__", ""):
-                private_parts = [p for p in qual.split(".")[:-1] if p.startswith("_") and not p.startswith("__")]
-            else:
-                private_parts = []
             module_and_class, _, leaf = qual.rpartition(".")
             is_method = module_and_class in release.classes
             if leaf.startswith("_") and leaf != "__init__":
@@ -700,12 +691,10 @@ def fold(per_release: dict[str, dict], api_releases: dict[str, dict]) -> dict:
             names: set[str] = set()
             if is_method:
                 for class_qual in _classes_inheriting(release, qual):
-                    module, _, class_name = class_qual.rpartition(".")
                     for public in spellings.get(class_qual, ()):
                         names.add(public if leaf == "__init__" else f"{public}.{leaf}")
             else:
                 names |= spellings.get(qual, set())
-            del private_parts
             for name in names:
                 entry = callables.setdefault(name, {"method": is_method and leaf != "__init__", "warnings": []})
                 entry["positional"] = site["positional"]
