@@ -10,7 +10,7 @@ A condition is followed through calls into torch's own helpers (``_Reduction.leg
 that reads it (``nn.Softmax(dim=None)`` warns in ``forward``). Only warnings that say a form is deprecated
 or changes behaviour are kept, with torch's own message.
 
-The result is ``src/torchpatch/rules/data/warning_sites.json``, read by TP208 ``warned-argument``:
+The result is ``src/torchpatch/rules/data/warning_sites.json.gz``, read by TP208 ``warned-argument``:
 callable (as user code spells it, a class for its ``__init__``) → its parameters and the warnings with the
 first release that emits each and the release that stopped. A new release is data, not code:
 
@@ -37,7 +37,7 @@ import build_api_db  # noqa: E402  (the sibling script: releases, wheel reading,
 
 from torchpatch.syntax import dotted_name  # noqa: E402
 
-OUTPUT = Path(__file__).resolve().parents[1] / "src" / "torchpatch" / "rules" / "data" / "warning_sites.json"
+OUTPUT = Path(__file__).resolve().parents[1] / "src" / "torchpatch" / "rules" / "data" / "warning_sites.json.gz"
 #: Bump when read_wheel changes what it records (the per-wheel cache is keyed on it).
 READER_VERSION = 2
 
@@ -752,8 +752,8 @@ def main(argv: list[str] | None = None) -> int:
         mined = dict(zip(wheels, pool.map(_cached_read, wheels.values(), [args.cache] * len(wheels))))
         api = dict(zip(wheels, pool.map(build_api_db._cached_read, wheels.values(), [args.cache] * len(wheels))))
     data = fold(mined, api)
-    text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False)
-    args.output.write_text(text + "\n", encoding="utf-8")
+    payload = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    args.output.write_bytes(gzip.compress(payload, mtime=0))
     count = sum(len(entry["warnings"]) for entry in data["callables"].values())
     print(f"{args.output}: {len(data['callables'])} callables, {count} guarded warnings")
     return 0

@@ -1,8 +1,9 @@
-"""The argument-level warnings read from the wheels (rules/data/warning_sites.json) and what reads them."""
+"""The argument-level warnings read from the wheels (rules/data/warning_sites.json.gz) and what reads them."""
 
 from __future__ import annotations
 
 import ast
+import gzip
 import itertools
 import json
 from pathlib import Path
@@ -16,7 +17,7 @@ from torchpatch.rules.legacy_loss_reduction import legacy_reduction
 def test_the_data_is_from_the_current_reader():
     script = Path(__file__).resolve().parents[1] / "scripts" / "build_warning_sites.py"
     reader = int(script.read_text().split("READER_VERSION = ", 1)[1].split()[0])
-    data = json.loads(_warning_sites.DATA_PATH.read_text())
+    data = json.loads(gzip.decompress(_warning_sites.DATA_PATH.read_bytes()))
     assert data["reader"] == reader, "run scripts/build_warning_sites.py"
     assert data["releases"][0] == "2.4" and data["releases"][-1] == "2.15"
 

@@ -1,4 +1,4 @@
-"""The argument-level warnings read from the wheels (``data/warning_sites.json``, scripts/build_warning_sites.py).
+"""The argument-level warnings read from the wheels (``data/warning_sites.json.gz``, scripts/build_warning_sites.py).
 
 Each callable (as user code spells it; a class stands for its ``__init__``) has its parameters and a list of
 warnings, each guarded by a condition: a list of atoms that must all hold at the call —
@@ -17,17 +17,18 @@ code does not spell out (a variable), in which case the rules stay quiet.
 from __future__ import annotations
 
 import ast
+import gzip
 import json
 from functools import lru_cache
 from pathlib import Path
 
-DATA_PATH = Path(__file__).with_name("data") / "warning_sites.json"
+DATA_PATH = Path(__file__).with_name("data") / "warning_sites.json.gz"
 _NO_DEFAULT = object()
 
 
 @lru_cache(maxsize=1)
 def callables() -> dict[str, dict]:
-    return json.loads(DATA_PATH.read_text(encoding="utf-8"))["callables"]
+    return json.loads(gzip.decompress(DATA_PATH.read_bytes()))["callables"]
 
 
 def _literal(node: ast.expr):
