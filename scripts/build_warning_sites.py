@@ -10,7 +10,7 @@ A condition is followed through calls into torch's own helpers (``_Reduction.leg
 that reads it (``nn.Softmax(dim=None)`` warns in ``forward``). Only warnings that say a form is deprecated
 or changes behaviour are kept, with torch's own message.
 
-The result is ``src/torchpatch/rules/data/warning_sites.json.gz``, read by TP208 ``warned-argument``:
+The result is ``src/torchpatch/rules/data/warning_sites.json.gz``, read by TP209 ``warned-argument`` and TP216 ``legacy-loss-reduction``:
 callable (as user code spells it, a class for its ``__init__``) → its parameters and the warnings with the
 first release that emits each and the release that stopped. A new release is data, not code:
 
