@@ -79,3 +79,37 @@ def test_the_oracle_sees_a_warning_torch_gives_once():
     results = json.loads(done.stdout)
     for key in ("a", "b"):
         assert any("TypedStorage is deprecated" in w["message"] for w in results[key]["warnings"])
+
+
+# -- the recorded run under torch 2.15 (scripts/record_torch_oracle.py) --------------------------------------
+RECORD_215 = Path(__file__).resolve().parent / "data" / "torch_oracle" / "2.15.json"
+
+
+def _record_215() -> dict:
+    return json.loads(RECORD_215.read_text(encoding="utf-8"))["examples"]
+
+
+def _applies_at_215(example) -> bool:
+    return example.target_torch is None or example.target_torch.startswith("2.15")
+
+
+@pytest.mark.parametrize("key", list(EXAMPLES))
+def test_the_215_record_is_not_stale(key):
+    record = _record_215()
+    assert key in record, "tests/data/torch_oracle/2.15.json lacks this example: run scripts/record_torch_oracle.py"
+    assert record[key]["code"] == example_code(EXAMPLES[key]), "the example changed since 2.15 was recorded"
+
+
+@pytest.mark.parametrize("key", [k for k, e in EXAMPLES.items() if isinstance(e, Invalid) and _applies_at_215(e)])
+def test_torch_215_warns_on_invalid_example(key):
+    example, result = EXAMPLES[key], _record_215()[key]
+    said = [w["message"] for w in result["warnings"]] + ([result["error"]["message"]] if result["error"] else [])
+    assert any(re.search(example.torch_warns, message) for message in said), (
+        f"torch 2.15 did not say /{example.torch_warns}/; it said {said}")
+
+
+@pytest.mark.parametrize("key", [k for k, e in EXAMPLES.items() if isinstance(e, Valid) and _applies_at_215(e)])
+def test_torch_215_is_quiet_on_valid_example(key):
+    result = _record_215()[key]
+    assert result["error"] is None, result["error"]
+    assert [w for w in result["warnings"] if is_change_warning(w)] == []

@@ -38,6 +38,11 @@ def render_rule_page(rule: type[Rule]) -> str:
     if rule.opt_in:
         lines.append("*Opt-in: enable it with `--extend-select " + rule.code + "`.*")
     lines += ["", rule.prose(), ""]
+    messages = rule.torch_messages()
+    if messages:
+        # torch's text as printed, so a user who sees the warning finds the rule.
+        lines += ["## torch warns", ""]
+        lines += [f"- torch warns: {message}" for message in messages] + [""]
     invalid = [e for e in rule.INVALID]
     if invalid:
         lines += ["## Example", ""]

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_GENERIC_CODES = frozenset({"TP104", "TP105", "TP106", "TP206", "TP207", "TP902"})
+#: TP209 and TP216 read data/warning_sites.json.gz; TP216 takes the loss reductions from TP209 itself.
+_GENERIC_CODES = frozenset({"TP104", "TP105", "TP106", "TP206", "TP207", "TP209", "TP216", "TP902"})
 
 
 class LazyNames:

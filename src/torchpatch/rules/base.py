@@ -79,6 +79,9 @@ class Rule:
     torchfix_codes: ClassVar[tuple[str, ...]] = ()
     catalog_ids: ClassVar[tuple[str, ...]] = ()  # rows of shared/knowledge/pytorch-changes.md
     opt_in: ClassVar[bool] = False
+    #: torch's own warning as it prints it, for the docs' "torch warns: <message>" line, so a user who sees
+    #: the warning finds the rule.
+    torch_message: ClassVar[str] = ""
 
     # What the engine dispatches on.
     calls: ClassVar[frozenset[str]] = frozenset()
@@ -110,6 +113,11 @@ class Rule:
         return ()
 
     # -- metadata helpers -------------------------------------------------------------------------
+    @classmethod
+    def torch_messages(cls) -> tuple[str, ...]:
+        """Every warning of torch this rule answers, as torch prints it (a data-driven rule has many)."""
+        return (cls.torch_message,) if cls.torch_message else ()
+
     @classmethod
     def since(cls) -> Version:
         """The release where the change first matters: a rule applies when this is <= the target."""

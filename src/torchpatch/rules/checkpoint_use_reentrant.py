@@ -40,6 +40,11 @@ class CheckpointUseReentrant(Rule):
     """
 
     code = "TP401"
+    torch_message = ("torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in "
+                     "PyTorch 2.9, calling checkpoint without use_reentrant will raise an exception. "
+                     "use_reentrant=False is recommended, but if you need to preserve the current default "
+                     "behavior, you can pass use_reentrant=True. Refer to docs for more details on the "
+                     "differences between the two variants.")
     name = "checkpoint-use-reentrant"
     summary = "`torch.utils.checkpoint` without `use_reentrant=` (warns since 2.1; default still True)"
     deprecated_in = v("2.1")

@@ -32,7 +32,7 @@ class DeprecatedKeyword(Rule):
         "import torch\ny = torch.nn.functional.gumbel_softmax(logits, tau=0.5)\n",
     ]
     INVALID = [
-        Invalid("import torch\ny = torch.nn.functional.gumbel_softmax(logits, tau=0.5, eps=1e-10)\n"),
+        Invalid("import torch\ny = torch.nn.functional.gumbel_softmax(logits, tau=0.5, eps=1e-5)\n"),
         Invalid("import torch\ntorch.autograd.backward(loss, grad_variables=grad)\n"),
     ]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchpatch.rules._helpers import add_keyword, has_double_star, keyword
-from torchpatch.rules._onnx_calls import is_exported_program
+from torchpatch.rules._onnx_calls import is_exported_program, model_argument
 from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v
 
@@ -67,6 +67,15 @@ class OnnxExportDynamoDefault(Rule):
         # An ExportedProgram takes the torch.export-based exporter whatever `dynamo` says (2.5+).
         'import torch\nep = torch.export.export(model, (x,), strict=False)\ntorch.onnx.export(ep, (x,), "m.onnx", opset_version=18)\n',
         'import torch\ndef save(path):\n    program = torch.export.load(path)\n    torch.onnx.export(program, f="m.onnx", opset_version=18)\n',
+        # The same, through run_decompositions(), an annotation or the model= keyword.
+        'import torch\ndef save(model, x):\n    ep = torch.export.export(model, (x,), strict=False)\n'
+        '    ep = ep.run_decompositions()\n    torch.onnx.export(ep, (x,), "m.onnx", opset_version=18)\n',
+        'import torch\nfrom torch.export import ExportedProgram\ndef save(ep: ExportedProgram, x):\n'
+        '    torch.onnx.export(ep, (x,), "m.onnx", opset_version=18)\n',
+        'import torch\ndef save(model, x):\n    torch.onnx.export(torch.export.export(model, (x,), strict=False)'
+        '.run_decompositions(), (x,), "m.onnx", opset_version=18)\n',
+        'import torch\ndef save(model, x):\n    torch.onnx.export(model=torch.export.export(model, (x,), strict=False), '
+        'args=(x,), f="m.onnx", opset_version=18)\n',
     ]
     INVALID = [
         Invalid('import torch\ntorch.onnx.export(model, (x,), "m.onnx")\n',
@@ -89,7 +98,8 @@ class OnnxExportDynamoDefault(Rule):
             return  # fallback= is TP102's
         if any(isinstance(argument, ast.Starred) for argument in call.args) or len(call.args) > _DYNAMO_POSITION:
             return
-        if call.args and is_exported_program(ctx, call.args[0], call):
+        model = model_argument(call)
+        if model is not None and is_exported_program(ctx, model, call):
             return
         message = (f"`torch.onnx.export` without `dynamo=`: the default became `dynamo=True` (the torch.export-based "
                    f"exporter) in PyTorch {self.changed_in}; your minimum is {ctx.min_torch}")

@@ -6,6 +6,7 @@ import ast
 
 from torchpatch.rules import _receivers as receivers
 from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule, Valid
+from torchpatch.rules.typed_storage import TypedStorage
 from torchpatch.versions import v
 
 #: Members that give the same answer on a TypedStorage and on the tensor's UntypedStorage (both
@@ -39,6 +40,7 @@ class TensorStorageMethod(Rule):
     """
 
     code = "TP224"
+    torch_message = TypedStorage.torch_message  # the one warning every TypedStorage path gives
     name = "tensor-storage-method"
     summary = "`tensor.storage()` on a known tensor returns a deprecated `TypedStorage` (since 2.0); use `untyped_storage()`"
     deprecated_in = v("2.0")

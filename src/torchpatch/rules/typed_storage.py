@@ -42,6 +42,10 @@ class TypedStorage(Rule):
     """
 
     code = "TP223"
+    torch_message = ("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be "
+                     "the only storage class. This should only matter to you if you are using storages "
+                     "directly.  To access UntypedStorage directly, use tensor.untyped_storage() instead of "
+                     "tensor.storage()")
     name = "typed-storage"
     summary = "`torch.FloatStorage`, `torch.TypedStorage`, … are deprecated (since 2.0): use tensors or `UntypedStorage`"
     deprecated_in = v("2.0")

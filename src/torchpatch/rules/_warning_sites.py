@@ -1,0 +1,132 @@
+"""The argument-level warnings read from the wheels (``data/warning_sites.json.gz``, scripts/build_warning_sites.py).
+
+Each callable (as user code spells it; a class stands for its ``__init__``) has its parameters and a list of
+warnings, each guarded by a condition: a list of atoms that must all hold at the call —
+
+- ``["passed", p]``: ``p`` is given a value other than its default (torch tests ``p is not None``);
+- ``["missing", p]``: ``p`` is left out or given ``None`` (``if p is None: warn``);
+- ``["equals", p, values]`` / ``["differs", p, values]``: ``p`` (or its default) is / is not one of ``values``;
+- ``["truthy", p]`` / ``["falsy", p]``: ``p`` (or its default) is true / false;
+- ``["positional", args]``: arguments passed by position into ``*args``;
+- ``["tensor", p]``: ``p`` is given something other than a number (a tensor source).
+
+``evaluate`` answers whether a call meets a condition: True, False, or None when it depends on a value the
+code does not spell out (a variable), in which case the rules stay quiet.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import json
+from functools import lru_cache
+from pathlib import Path
+
+DATA_PATH = Path(__file__).with_name("data") / "warning_sites.json.gz"
+_NO_DEFAULT = object()
+
+
+@lru_cache(maxsize=1)
+def callables() -> dict[str, dict]:
+    return json.loads(gzip.decompress(DATA_PATH.read_bytes()))["callables"]
+
+
+def _literal(node: ast.expr):
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _NO_DEFAULT
+
+
+def bind(call: ast.Call, site: dict) -> dict[str, ast.expr] | None:
+    """Parameter name → argument node for a call (None when ``*`` / ``**`` unpacking hides the binding)."""
+    bound: dict[str, ast.expr] = {}
+    positional = site["positional"]
+    for index, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            return None
+        if index < len(positional):
+            bound[positional[index]] = arg
+        elif site.get("varargs"):
+            bound.setdefault(site["varargs"], arg)
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            return None
+        bound[keyword.arg] = keyword.value
+    return bound
+
+
+def _same(value, values) -> bool:
+    return any(value == other and type(value) is type(other) for other in values)
+
+
+def evaluate(atoms: list, bound: dict[str, ast.expr], site: dict) -> bool | None:
+    """Whether the call meets every atom (None: it depends on a value the code does not spell out)."""
+    defaults = site.get("defaults", {})
+    answer: bool | None = True
+    for kind, parameter, *values in atoms:
+        node = bound.get(parameter)
+        if kind == "positional":
+            held: bool | None = node is not None
+        elif kind == "tensor":
+            held = node is not None and not isinstance(_literal(node), (int, float, bool))
+        elif node is None:
+            default = defaults.get(parameter, _NO_DEFAULT if parameter not in defaults else None)
+            if kind == "missing":
+                held = True
+            elif kind == "passed":
+                held = False
+            elif default is _NO_DEFAULT:
+                held = None
+            else:
+                held = _holds(kind, default, values)
+        else:
+            value = _literal(node)
+            if kind == "missing":
+                held = value is None
+            elif kind == "passed":
+                held = True if value is _NO_DEFAULT else not (
+                    parameter in defaults and value == defaults[parameter] and type(value) is type(defaults[parameter])
+                    or parameter not in defaults and value is None)
+            elif value is _NO_DEFAULT:
+                held = None
+            else:
+                held = _holds(kind, value, values)
+        if held is False:
+            return False
+        if held is None:
+            answer = None
+    return answer
+
+
+def _holds(kind: str, value, values: list) -> bool:
+    if kind == "equals":
+        return _same(value, values[0])
+    if kind == "differs":
+        return not _same(value, values[0])
+    if kind == "truthy":
+        return bool(value)
+    return not value  # falsy
+
+
+def describe(atoms: list) -> str:
+    """The form a condition names, for a message: ``without `dim=` ``, ``with `reduce_range=` ``."""
+    parts = []
+    if any(atom[0] != "missing" for atom in atoms):
+        atoms = [atom for atom in atoms if atom[0] != "missing"]  # preconditions: the form is the rest
+    for kind, parameter, *values in atoms:
+        if kind == "missing":
+            parts.append(f"without `{parameter}=`")
+        elif kind == "positional":
+            parts.append("with positional arguments")
+        elif kind == "equals" and len(values[0]) == 1:
+            parts.append(f"with `{parameter}={values[0][0]!r}`")
+        elif kind in ("tensor", "differs") and any(a[0] == "passed" and a[1] == parameter for a in atoms):
+            continue
+        elif kind == "tensor":
+            parts.append(f"with a tensor `{parameter}`")
+        elif kind == "falsy":
+            parts.append(f"with a false `{parameter}=`")
+        else:
+            parts.append(f"with `{parameter}=`")
+    return " and ".join(dict.fromkeys(parts)) or "called like this"

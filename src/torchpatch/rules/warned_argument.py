@@ -1,0 +1,239 @@
+"""TP209: a call whose arguments make the target release warn (conditions read from the wheels)."""
+
+from __future__ import annotations
+
+import ast
+
+from torchpatch.rules import _warning_sites
+from torchpatch.rules._wheel_rules import LazyNames, covered, keyword_changes_by_callable, shorten
+from torchpatch.rules.base import Invalid, Rule, Valid
+from torchpatch.rules.legacy_loss_reduction import is_legacy_reduction_warning
+from torchpatch.versions import Version, v
+
+#: Methods whose call shape alone names torch's method when the receiver's type is not known: the atoms
+#: that must hold (``module.state_dict(destination, prefix)`` is ``nn.Module``'s signature; a scheduler's
+#: ``step(epoch=...)``; ``x.scatter(dim, index, src, reduce=...)``; ``x.stft(..., return_complex=False)``).
+_UNAMBIGUOUS_METHODS = {
+    "state_dict": ("torch.nn.Module.state_dict", "positional"),
+    "step": ("torch.optim.lr_scheduler.LRScheduler.step", "keyword"),
+    "scatter": ("torch.Tensor.scatter", "keyword"),
+    "scatter_": ("torch.Tensor.scatter_", "keyword"),
+    "stft": ("torch.Tensor.stft", "keyword"),
+}
+
+
+def _method_sites() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for name, site in _warning_sites.callables().items():
+        if site["method"]:
+            found.setdefault(name.rpartition(".")[2], []).append(name)
+    return found
+
+
+class WarnedArgument(Rule):
+    """
+    ## What it does
+    Flags a call to a PyTorch function, class or method whose arguments make the target release warn:
+    a keyword passed (`torch.autograd.grad(..., only_inputs=False)`, `MinMaxObserver(reduce_range=True)`),
+    passed with a given value (`torch.stft(..., return_complex=False)`), left out
+    (`F.softmax(x)` without `dim=`, `F.grid_sample` without `align_corners=`), or positional arguments
+    where torch wants keywords (`module.state_dict(destination, prefix)`), with torch's own message.
+
+    The conditions are read from the real wheels by `scripts/build_warning_sites.py`: every
+    `warnings.warn` site in a torch function together with the test on its parameters that guards it,
+    followed through torch's own helpers (`_get_softmax_dim`, `super().__init__`) and through
+    `self.dim` from `__init__` to `forward`. A condition that depends on a value the code does not spell
+    out (a variable) is not reported. A method is reported where the receiver's class is known from an
+    assignment in the file (`scheduler = StepLR(...)`), or where the call's shape names torch's method.
+
+    ## Why is this bad?
+    torch warns on every such call: the form is deprecated, or its meaning changed or will change.
+    """
+
+    code = "TP209"
+    name = "warned-argument"
+    summary = "A call whose arguments make the target release warn (read from the wheels)"
+    deprecated_in = v("2.4")
+    references = ("https://github.com/pytorch/pytorch/releases",)
+    calls = LazyNames(lambda: {name for name, site in _warning_sites.callables().items()
+                               if not site["method"] and not covered(name)})
+    methods = LazyNames(lambda: set(_method_sites()))
+
+    VALID = [
+        Valid("import torch\nimport torch.nn.functional as F\nx = torch.randn(2, 3)\ny = F.softmax(x, dim=-1)\n",
+              torch_runs_clean=True),
+        Valid("import torch\nx = torch.ones(2, requires_grad=True)\ng = torch.autograd.grad((x * 2).sum(), x)\n",
+              torch_runs_clean=True),
+        Valid("import torch\nimport torch.nn.functional as F\nimg = torch.randn(1, 1, 4, 4)\n"
+              "theta = torch.eye(2, 3).unsqueeze(0)\ngrid = F.affine_grid(theta, (1, 1, 4, 4), align_corners=False)\n"
+              "out = F.grid_sample(img, grid, align_corners=False)\n", torch_runs_clean=True),
+        Valid("import torch\nmodel = torch.nn.Linear(2, 2)\nsd = model.state_dict(prefix='p.')\n",
+              torch_runs_clean=True),
+        Valid("import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+              "sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1)\nopt.step()\nsched.step()\n",
+              torch_runs_clean=True),
+        Valid("import torch\nx = torch.zeros(3)\nidx = torch.tensor([0, 1, 0])\n"
+              "y = x.scatter(0, idx, 2.0, reduce='add')\n", torch_runs_clean=True),
+        # A value the code does not spell out: torch may or may not warn.
+        "import torch\nimport torch.nn.functional as F\ny = F.softmax(x, dim=axis)\ng = torch.autograd.grad(y, x, "
+        "only_inputs=flag)\n",
+        # An optimizer's step(closure) is not a scheduler's step(epoch), nor is timm's step(epoch, metric=).
+        "import torch\noptimizer.step(closure)\n",
+        "import torch\nlr_scheduler.step(epoch + 1, metric=None)\nscheduler.step(epoch, metric=1.0)\n",
+        # Another library's stft is not torch's.
+        "import torch\nimport librosa\ns = librosa.stft(y, n_fft=64)\n",
+    ]
+    INVALID = [
+        Invalid("import torch\nimport torch.nn.functional as F\nx = torch.randn(2, 3)\ny = F.softmax(x)\n",
+                torch_warns=r"Implicit dimension choice for softmax has been deprecated"),
+        Invalid("import torch\nx = torch.randn(2, 3)\nm = torch.nn.LogSoftmax()\ny = m(x)\n",
+                torch_warns=r"Implicit dimension choice for log_softmax has been deprecated"),
+        Invalid("import torch\nimport torch.nn.functional as F\nimg = torch.randn(1, 1, 4, 4)\n"
+                "theta = torch.eye(2, 3).unsqueeze(0)\ngrid = F.affine_grid(theta, (1, 1, 4, 4))\n",
+                torch_warns=r"Default grid_sample and affine_grid behavior has changed to align_corners=False"),
+        Invalid("import torch\nimport torch.nn.functional as F\np = torch.randn(4, 3).log_softmax(-1)\n"
+                "q = torch.randn(4, 3).softmax(-1)\nloss = F.kl_div(p, q)\n",
+                torch_warns=r"'mean' will be changed to behave the same as 'batchmean'"),
+        Invalid("import torch\nx = torch.ones(2, requires_grad=True)\n"
+                "g = torch.autograd.grad((x * 2).sum(), x, only_inputs=False)\n",
+                torch_warns=r"only_inputs argument is deprecated"),
+        Invalid("import torch\nsig = torch.randn(400)\nw = torch.hann_window(64)\n"
+                "s = torch.stft(sig, 64, window=w, return_complex=False)\n",
+                torch_warns=r"stft with return_complex=False is deprecated"),
+        Invalid("import torch\nsig = torch.randn(400)\ns = torch.stft(sig, 64, return_complex=True)\n",
+                torch_warns=r"A window was not provided"),
+        Invalid("import torch\nmodel = torch.nn.Linear(2, 2)\nsd = model.state_dict({}, 'prefix.')\n",
+                torch_warns=r"Positional args are being deprecated, use kwargs instead"),
+        Invalid("import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1)\nopt.step()\nsched.step(1)\n",
+                torch_warns=r"The epoch parameter in `scheduler.step\(\)` was not necessary"),
+        Invalid("import torch\nx = torch.zeros(3)\nidx = torch.tensor([0, 1, 0])\nsrc = torch.ones(3)\n"
+                "y = x.scatter(0, idx, src, reduce='add')\n",
+                torch_warns=r"The reduce argument of torch.scatter with Tensor src is deprecated"),
+        Invalid("import torch\nfrom torch.autograd import Variable\nv = Variable(torch.ones(2), volatile=True)\n",
+                torch_warns=r"volatile was removed and now has no effect"),
+        Invalid("import torch\nfrom torch.ao.quantization.observer import MinMaxObserver\n"
+                "obs = MinMaxObserver(reduce_range=True)\n",
+                torch_warns=r"reduce_range will be deprecated in a future release"),
+        Invalid("import torch\n\nclass M(torch.nn.Module):\n    @torch.jit.ignore(drop_on_export=True)\n"
+                "    def helper(self, x):\n        return x\n",
+                torch_warns=r"ignore\(drop_on_export=True\) has been deprecated"),
+    ]
+
+    @classmethod
+    def torch_messages(cls) -> tuple[str, ...]:
+        return tuple(sorted({" ".join(w["message"].split()) for name in cls.calls | _method_names()
+                             for w in _warning_sites.callables().get(name, {}).get("warnings", ())
+                             if _answers(w, _warning_sites.callables()[name])}))
+
+    def check_call(self, ctx, call, qualname):
+        site = _warning_sites.callables().get(qualname)
+        if site is not None:
+            yield from self._report(ctx, call, qualname, site)
+
+    def check_method_call(self, ctx, call):
+        method = call.func.attr
+        known = self._receiver_class(ctx, call.func.value)
+        if known is not None:
+            qualname = f"{known}.{method}"
+            site = _warning_sites.callables().get(qualname)
+            if site is not None:
+                yield from self._report(ctx, call, qualname, site)
+            return
+        shape = _UNAMBIGUOUS_METHODS.get(method)
+        if shape is None or _is_literal_receiver(call.func.value):
+            return
+        qualname, needs = shape
+        site = _warning_sites.callables().get(qualname)
+        if site is None:
+            return
+        if needs == "keyword" and not call.keywords:
+            return
+        known_parameters = {*site["positional"], *site["keyword_only"], *site.get("defaults", {}),
+                            *(atom[1] for warning in site["warnings"] for atom in warning["when"])}
+        if any(k.arg not in known_parameters for k in call.keywords):
+            return  # another class's method (timm's Scheduler.step(epoch, metric=...))
+        yield from self._report(ctx, call, qualname, site, keywords_only=needs == "keyword")
+
+    @staticmethod
+    def _receiver_class(ctx, receiver: ast.expr) -> str | None:
+        """The torch class every assignment in the file gives this name (``sched = StepLR(...)``)."""
+        if isinstance(receiver, ast.Name):
+            matches = lambda target: isinstance(target, ast.Name) and target.id == receiver.id  # noqa: E731
+        elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) \
+                and receiver.value.id == "self":
+            matches = lambda target: (isinstance(target, ast.Attribute) and target.attr == receiver.attr  # noqa: E731
+                                      and isinstance(target.value, ast.Name) and target.value.id == "self")
+        else:
+            return None
+        classes = set()
+        for node in ast.walk(ctx.tree):
+            if isinstance(node, ast.Assign) and any(matches(t) for t in node.targets):
+                value = node.value
+                qualname = ctx.resolves_to(value.func) if isinstance(value, ast.Call) and isinstance(
+                    value.func, (ast.Name, ast.Attribute)) else None
+                classes.add(qualname if qualname and qualname.startswith("torch.") else None)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.With)) and any(
+                    matches(t) for t in ast.walk(getattr(node, "target", node))):
+                classes.add(None)
+        if len(classes) != 1:
+            return None
+        known = next(iter(classes))
+        # A class the data describes (a factory such as torch.zeros gives a tensor: left to the call's shape).
+        if known and any(name.startswith(known + ".") for name in _warning_sites.callables()):
+            return known
+        return None
+
+    def _report(self, ctx, call, qualname, site, keywords_only=False):
+        bound = _warning_sites.bind(call, site)
+        if bound is None:
+            return
+        reported = set()
+        for warning in site["warnings"]:
+            since = Version.parse(warning["since"])
+            if since > ctx.target or warning["until"] and Version.parse(warning["until"]) <= ctx.target:
+                continue
+            if keywords_only and any(a[0] not in ("passed", "equals", "truthy", "falsy", "tensor") for a in
+                                     warning["when"]):
+                continue
+            # An unknown receiver: the argument torch tests must be spelled as its keyword.
+            if keywords_only and not all(any(k.arg == a[1] for k in call.keywords) for a in warning["when"]
+                                         if a[0] != "tensor"):
+                continue
+            if is_legacy_reduction_warning(warning, site):
+                continue  # TP216 legacy-loss-reduction reports these, with the reduction= fix
+            if _reported_by_deprecated_keyword(qualname, warning):
+                continue
+            if _warning_sites.evaluate(warning["when"], bound, site) is not True:
+                continue
+            if warning["message"] in reported:
+                continue
+            reported.add(warning["message"])
+            form = _warning_sites.describe(warning["when"])
+            first = "2.4 or earlier" if since == Version.parse("2.4") else str(since)
+            yield ctx.diagnostic(call, f"`{_short_name(qualname)}` {form} warns in PyTorch {ctx.target} "
+                                       f"(since {first}): torch warns: {shorten(warning['message'])}")
+
+
+def _method_names() -> set[str]:
+    return {name for names in _method_sites().values() for name in names}
+
+
+def _answers(warning: dict, site: dict) -> bool:
+    return not is_legacy_reduction_warning(warning, site)
+
+
+def _reported_by_deprecated_keyword(qualname: str, warning: dict) -> bool:
+    """A plain ``passed`` keyword that TP207 deprecated-keyword already reports from the API database."""
+    atoms = warning["when"]
+    if len(atoms) != 1 or atoms[0][0] != "passed":
+        return False
+    return "deprecated" in keyword_changes_by_callable().get(qualname, {}).get(atoms[0][1], {})
+
+
+def _short_name(qualname: str) -> str:
+    return qualname.rsplit(".", 2)[-2] + "." + qualname.rsplit(".", 1)[-1] if qualname.count(".") > 1 else qualname
+
+
+def _is_literal_receiver(receiver: ast.expr) -> bool:
+    return isinstance(receiver, (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set))
