@@ -220,7 +220,10 @@ def attribute(hits: list[WarningHit], settings_for: Callable[[Path], Settings], 
         if not keep_static:
             result.error = None  # a runtime finding stands even where the file cannot be checked statically
         results[resolved] = result
-    return [*results.values(), *static_by_path.values()]
+    if static is None:
+        return list(results.values())
+    ordered = [results.pop(path.resolve(), result) for path, result in static.items()]
+    return [*ordered, *results.values()]
 
 
 def _read_lines(path: Path) -> list[str]:
