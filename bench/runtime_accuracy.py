@@ -25,7 +25,7 @@ from pathlib import Path
 SUITE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "runtime_suite" / "torch_snippets.py"
 TEST_FILE = "test_torch_snippets.py"
 RUNTIME_CODE = "TP002"
-_MARK = re.compile(r"#\s*torch warns(?::\s*(?P<code>TP\d{3}))?")
+_MARK = re.compile(r"#\s*torch warns(?::\s*(?P<code>TP\d{3}))?\s*$")
 
 
 def expected_lines(text: str) -> dict[int, str]:
