@@ -17,7 +17,8 @@ MAX_TESTS = 20
 #: The packages whose warnings are recorded (and whose frames are skipped to find the user's line).
 TORCH_PACKAGES = ("torch", "torchvision", "torchaudio", "torchao")
 DEPRECATION_CATEGORIES = ("DeprecationWarning", "PendingDeprecationWarning", "FutureWarning")
-_DEPRECATION_WORDS = re.compile(r"deprecat|will be removed|no longer supported|is removed", re.IGNORECASE)
+_DEPRECATION_WORDS = re.compile(r"deprecat|will be removed|no longer supported|is removed|will (raise|throw) an? (error|exception)",
+                                re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _COMMON_WORDS = frozenset(
     "the and for use has have been will this that with from not are was you your instead please pass call "
@@ -194,11 +195,17 @@ def attribute(hits: list[WarningHit], settings_for: Callable[[Path], Settings], 
         if result is None and resolved.is_file() and not any(hit.inside_torch for hit in file_hits):
             result = check_file(resolved if shown.is_absolute() else display, settings_for(resolved))
         findings = result.findings if result is not None and result.error is None else []
+        candidates = findings
+        if keep_static and result.error is None and resolved.is_file():
+            # the PATHS' selection may leave out the rule that covers a warning: every rule may cover one
+            every_rule = check_file(result.path, settings_for(resolved)).findings
+            known = {(f.code, f.row, f.column) for f in findings}
+            candidates = [*findings, *(f for f in every_rule if (f.code, f.row, f.column) not in known)]
         lines = _read_lines(resolved)
         groups: dict[int, tuple[Finding | None, list[WarningHit]]] = {}
         runtime_only: dict[int, list[WarningHit]] = {}
         for hit in sorted(file_hits, key=lambda h: (h.row, -h.count)):
-            covering = covering_finding(hit, findings)
+            covering = covering_finding(hit, candidates)
             if covering is None and hit.uncertain:
                 continue  # not known to be torch's, and no rule says it is
             if covering is None:
@@ -208,7 +215,7 @@ def attribute(hits: list[WarningHit], settings_for: Callable[[Path], Settings], 
         confirmed = {key: _confirmed(finding, group) for key, (finding, group) in groups.items()}
         new: list[Finding] = []
         if keep_static:
-            new = [confirmed.get(id(f), f) for f in findings]
+            new = [confirmed.pop(id(f), f) for f in findings] + list(confirmed.values())
         else:
             new = list(confirmed.values())
         path = result.path if result is not None else display
@@ -220,7 +227,10 @@ def attribute(hits: list[WarningHit], settings_for: Callable[[Path], Settings], 
         if not keep_static:
             result.error = None  # a runtime finding stands even where the file cannot be checked statically
         results[resolved] = result
-    return [*results.values(), *static_by_path.values()]
+    if static is None:
+        return list(results.values())
+    ordered = [results.pop(path.resolve(), result) for path, result in static.items()]
+    return [*ordered, *results.values()]
 
 
 def _read_lines(path: Path) -> list[str]:

@@ -80,6 +80,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", type=Path, help="where the cache lives (default: .torchpatch_cache, "
                                                        "or $TORCHPATCH_CACHE_DIR)")
     parser.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+    parser.add_argument("--from-warnings", type=Path, metavar="LOG",
+                        help="also report the torch warnings of a saved pytest output (or `python -W default` log), "
+                             "at the lines they name (docs: runtime-warnings)")
     from torchpatch.frontends.executors import scan
 
     scan.add_arguments(parser)
@@ -185,6 +188,12 @@ def run(args: argparse.Namespace) -> int:
         except ConfigError as error:
             raise _usage_error(str(error)) from None
     report = _Report(args)
+    if getattr(args, "from_warnings", None) is not None:
+        if reading_stdin:
+            raise _usage_error("--from-warnings reads a log: it cannot be combined with stdin")
+        _with_warnings_log(args, report)
+        if not args.paths:  # only the log's findings
+            return report.finish([])
     try:
         if reading_stdin:
             from torchpatch.frontends.executors import scan
@@ -195,6 +204,33 @@ def run(args: argparse.Namespace) -> int:
         return _run_paths(args, resolver, report)
     except ConfigError as error:
         raise _usage_error(str(error)) from None
+
+
+def _with_warnings_log(args: argparse.Namespace, report: "_Report") -> None:
+    """``--from-warnings LOG``: the log's torch warnings join the findings (a line found both ways is one)."""
+    from dataclasses import replace
+
+    from torchpatch.engine.runtime import attribute
+    from torchpatch.engine.warnings_log import LogError, read_log
+
+    try:
+        hits = read_log(args.from_warnings)
+    except LogError as error:
+        raise _usage_error(f"--from-warnings {error}") from None
+    # Every rule may cover a warning unless --select narrows them (as the plugin's report does).
+    overrides = overrides_from(args)
+    overrides = replace(overrides, select=overrides.select or ("ALL",), ignore=(*overrides.ignore, "TP100"))
+    try:
+        runtime_resolver = SettingsResolver(overrides)
+    except ConfigError as error:
+        raise _usage_error(str(error)) from None
+    finish = report.finish
+
+    def finish_with_runtime(results: list[FileResult]) -> int:
+        static = {result.path: result for result in results}
+        return finish(attribute(hits, runtime_resolver.for_file, Path.cwd(), static))
+
+    report.finish = finish_with_runtime  # type: ignore[method-assign]
 
 
 def _run_paths(args: argparse.Namespace, resolver: SettingsResolver, report: "_Report") -> int:
