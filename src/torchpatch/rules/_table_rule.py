@@ -34,8 +34,14 @@ class TableRule(Rule):
             # ``torch.distributed.reduce_scatter_tensor = wrapper`` (xtuner 0.2.0's MLU patch) replaces the
             # name: nothing old runs or warns there, and renaming the target would move the patch
             return
+        run_by_name = False
         if _imported_by_name(ctx, reference):
-            return  # ``from m import old`` is reported (and fixed) at the import; its uses follow it
+            # ``from m import old`` is fixed at the import, and its uses follow it. A deprecated name still
+            # warns where it runs (``clip_grad_norm(params, 1.0)``: FutureWarning on the call's line, 2.4-2.15),
+            # so each call is reported too, without a fix of its own.
+            if not _runs_a_warned_name(ctx, reference, row):
+                return
+            run_by_name = True
         if _absence_tolerated(ctx, reference, row) or (
                 row.removed_in is not None and self._needs_a_module_removed_by_then(ctx, reference, row)):
             return
@@ -57,7 +63,7 @@ class TableRule(Rule):
         if blocking:
             names = ", ".join(f"`{name}`" for name in blocking)
             message += f"; not fixed automatically: this file also uses {names}, which the move breaks"
-        fix = self._fix(ctx, reference, row)
+        fix = None if run_by_name else self._fix(ctx, reference, row)
         node = reference.node
         if reference.module_node is not None:
             span = _module_span(ctx, reference.module_node)
@@ -396,6 +402,18 @@ def _imported_by_name(ctx, reference) -> bool:
         return False
     binding = ctx.scopes.binding_for(node.id, reference.scope, (node.lineno, node.col_offset))
     return binding is not None and binding.import_alias is not None and binding.qualname == reference.qualname
+
+
+def _runs_a_warned_name(ctx, reference, row: ApiChange) -> bool:
+    """A use of a from-imported name that runs a deprecated (still present, warning) function or class: a call or a
+    decorator. Module rows warn at the import only; a silent re-export never warns; a removed name fails at the import."""
+    if row.kind == "module" or row.silent or (row.removed_in is not None and row.removed_in <= ctx.target):
+        return False
+    node = reference.node
+    parent = ctx.parent_of(node)
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return True
+    return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node in parent.decorator_list
 
 
 _FROM = re.compile(r"from\s+([\w.]+)\s+import")
