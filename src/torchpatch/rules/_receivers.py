@@ -279,3 +279,62 @@ def _annotated_tensor(annotation: ast.expr, resolve) -> bool:
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         return annotation.value == "torch.Tensor"
     return isinstance(annotation, (ast.Name, ast.Attribute)) and resolve(annotation) in TENSOR_TYPES
+
+
+# -- objects built by a torch constructor -----------------------------------------------------------
+def built_accesses(scope_node: ast.AST, resolve: Callable[[ast.expr], str | None],
+                   built_by: dict[str, tuple[str, int | None]]) -> Iterator[tuple[ast.Attribute, str]]:
+    """Each ``X.attr`` (read) in the scope where X is an object a torch call built: ``built_by`` maps the call's
+    qualified name to (the type, the position in the tuple it returns, or None for the call's own result).
+    ``d = torch.distributions.Normal(0, 1)`` and ``leaves, spec = tree_flatten(x)`` bind such names, as does a
+    call read directly (``Normal(0, 1).sample_n(3)``). A name bound more than once in the scope is not known."""
+    counts: dict[str, int] = {}
+    types: dict[str, str] = {}
+    for node in _walk_scope(scope_node):
+        for target in _targets(node):
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    counts[name.id] = counts.get(name.id, 0) + 1
+        if _rebinds_any(node, counts):
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
+            found = built_by.get(resolve(node.value.func) or "")
+            if found is None:
+                continue
+            kind, position = found
+            target = node.targets[0]
+            if position is None and isinstance(target, ast.Name):
+                types[target.id] = kind
+            elif position is not None and isinstance(target, ast.Tuple) and position < len(target.elts) \
+                    and isinstance(target.elts[position], ast.Name) \
+                    and not any(isinstance(e, ast.Starred) for e in target.elts):
+                types[target.elts[position].id] = kind
+    if isinstance(scope_node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        for argument in ast.walk(scope_node.args):
+            if isinstance(argument, ast.arg):
+                counts[argument.arg] = 2
+    known = {name: kind for name, kind in types.items() if counts.get(name) == 1}
+    for node in _walk_scope(scope_node):
+        if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)):
+            continue
+        value = node.value
+        if isinstance(value, ast.Name) and value.id in known:
+            yield node, known[value.id]
+        elif isinstance(value, ast.Call):
+            found = built_by.get(resolve(value.func) or "")
+            if found is not None and found[1] is None:
+                yield node, found[0]
+
+
+def _rebinds_any(node: ast.AST, counts: dict[str, int]) -> bool:
+    """Imports, definitions and ``global``/``nonlocal`` make a name unknown (counted as bound twice)."""
+    names: list[str] = []
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        names = [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        names = [node.name]
+    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        names = list(node.names)
+    for name in names:
+        counts[name] = 2
+    return bool(names)
