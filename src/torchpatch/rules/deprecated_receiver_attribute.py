@@ -77,6 +77,9 @@ class DeprecatedReceiverAttribute(Rule):
     fix_safety_note = ("`cummulative_sizes` → `cumulative_sizes` is safe; `sample_n(n)` → `sample((n,))` is unsafe "
                        "(a tuple, not a `torch.Size`); `children_specs` is not fixed.")
     calls = frozenset(BUILT_BY)
+    catalog_ids = ("ag.pytree-private",)  # children_specs; sample_n and cummulative_sizes are not in the catalog
+    references = ("https://docs.pytorch.org/docs/stable/distributions.html#torch.distributions.distribution.Distribution.sample",
+                  "https://docs.pytorch.org/docs/stable/data.html#torch.utils.data.ConcatDataset")
 
     VALID = [
         Valid("import torch\nd = torch.distributions.Normal(torch.zeros(2), torch.ones(2))\ns = d.sample((3,))\n",
