@@ -58,3 +58,15 @@ def test_a_module_row_is_reported_at_the_import_only(lint):
     # a moved module warns (if at all) when it is imported; its attribute uses are not calls of the row's name
     code = "from torch.distributed import _tensor\nmesh = _tensor.DeviceMesh('cpu', [0])\n"
     assert all(f.row == 1 for f in findings_of(lint, code, "TP201"))
+
+
+def test_a_call_in_a_function_is_reported_and_a_shadowing_argument_is_not(lint):
+    code = ("from torch.nn.utils import clip_grad_norm\n\ndef step(model):\n    clip_grad_norm(model.parameters(), 1.0)\n\n"
+            "def other(clip_grad_norm):\n    clip_grad_norm(1)\n")
+    assert [f.row for f in findings_of(lint, code, "TP201")] == [1, 4]
+
+
+def test_a_guarded_fallback_import_is_not_reported_at_its_calls(lint):
+    code = ("try:\n    from torch.nn.utils import clip_grad_norm_ as clip\nexcept ImportError:\n"
+            "    from torch.nn.utils import clip_grad_norm as clip\nclip(params, 1.0)\n")
+    assert findings_of(lint, code, "TP201") == []
