@@ -87,3 +87,16 @@ def test_a_module_only_passed_on_is_reported_once_where_it_is_built(found):
         y = head(x)
     """)
     assert [row for row, _ in reported] == [4]
+
+
+def test_a_class_nested_in_the_class_has_its_own_self(found):
+    reported = found(HEAD.replace("    def forward(self, x):", """    class Inner(nn.Module):
+        def forward(self, x):
+            return self.softmax(x)
+
+    def forward(self, x):"""))
+    assert [row for row, _ in reported] == [9, 16, 16]
+
+
+def test_the_call_is_not_reported_when_the_module_is_built_with_a_variable_dim(found):
+    assert found(HEAD.replace("nn.Softmax()", "nn.Softmax(dim=axis)")) == []

@@ -261,7 +261,7 @@ def _module_calls(ctx, construction: ast.Call, qualname: str) -> list[ast.Call]:
     if scope is None:
         return []
     calls = []
-    for node in ast.walk(scope):
+    for node in _walk_without_nested_classes(scope):
         if isinstance(node, ast.Assign) and any(matches(t) for t in node.targets):
             if not (isinstance(node.value, ast.Call) and isinstance(node.value.func, (ast.Name, ast.Attribute))
                     and ctx.resolves_to(node.value.func) == qualname
@@ -278,6 +278,15 @@ def _module_calls(ctx, construction: ast.Call, qualname: str) -> list[ast.Call]:
         elif isinstance(node, ast.Call) and matches(node.func):
             calls.append(node)
     return sorted(calls, key=lambda node: (node.lineno, node.col_offset))
+
+
+def _walk_without_nested_classes(scope: ast.AST):
+    """``ast.walk`` that leaves out classes defined inside ``scope``: their ``self`` is another object."""
+    pending = [scope]
+    while pending:
+        node = pending.pop()
+        yield node
+        pending.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, ast.ClassDef))
 
 
 def _same_arguments(call: ast.Call, other: ast.Call) -> bool:
