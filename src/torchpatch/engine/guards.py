@@ -596,8 +596,8 @@ def _call_meaning(call: ast.Call, facts: GuardFacts, depth: int):
         return ("atom", role)
     # ultralytics' check_version(torch.__version__, "1.13.0"): a check of the torch version against a
     # release, direction unknown (``Version(torch.__version__)`` is a value, not a check).
-    if about_torch and re.search(r"check|compare", name, re.IGNORECASE) \
-            and any(re.match(r"^\d+(\.\d+)+", text.strip()) for text in strings):
+    names_a_release = any(re.match(r"^\d+(\.\d+)+", text.strip()) for text in strings)
+    if about_torch and names_a_release and re.search(r"check|compare", name, re.IGNORECASE):
         return ("atom", _UNKNOWN)
     return None
 
