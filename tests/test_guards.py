@@ -290,3 +290,55 @@ def test_a_parameter_looked_up_in_a_torch_signature_is_a_feature_check(lint, pro
     assert rows(lint, code) == []
     assert rows(lint, "import torch\npool = torch.cuda.MemPool(a, symmetric=True)\n") == [2]
     assert rows(lint, f"import torch\nif 'x' in names(model):\n    pool = torch.cuda.MemPool(a, symmetric=True)\n") == [3]
+
+
+# -- a flag defined by a helper that does not say its direction (issue #23) --------------------------------
+# ultralytics utils/torch_utils.py: ``TORCH_1_13 = check_version(TORCH_VERSION, "1.13.0")`` ("all default to
+# version>=min_version"), then ``if TORCH_1_13: torch.amp.autocast(...) else: torch.cuda.amp.autocast(...)``
+# in the same file, and ``... if TORCH_2_4 else torch.cuda.amp.GradScaler(...)`` where it is imported.
+ULTRALYTICS_FLAGS = ("import torch\nfrom ultralytics.utils.checks import check_version\n"
+                     "TORCH_VERSION = str(torch.__version__)\n"
+                     "TORCH_1_13 = check_version(TORCH_VERSION, '1.13.0')\n"
+                     "TORCH_2_4 = check_version(torch.__version__, '2.4.0')\n")
+
+
+@pytest.mark.parametrize("use", [
+    f"def autocast(enabled):\n    if TORCH_1_13:\n        return 1\n    else:\n        return {OLD_CALL}\n",
+    f"s = 1 if TORCH_2_4 else {OLD_CALL}\n",
+    f"s = {OLD_CALL} if not TORCH_1_13 else 1\n",
+    f"if not TORCH_2_4:\n    s = {OLD_CALL}\n",
+])
+def test_a_flag_named_for_a_release_and_defined_by_a_version_helper_is_compatibility_code(lint, use):
+    assert rows(lint, ULTRALYTICS_FLAGS + use, select=["TP202"]) == []
+
+
+def test_the_new_branch_of_a_flag_defined_by_a_version_helper_is_still_checked(lint):
+    code = ULTRALYTICS_FLAGS + f"if TORCH_2_4:\n    s = {OLD_CALL}\nt = {OLD_CALL} if TORCH_1_13 else 1\n"
+    assert rows(lint, code, select=["TP202"]) == [7, 8]
+
+
+def test_a_version_helper_called_in_the_condition_hides_both_branches(lint):
+    # check_version's direction is not in its name: neither branch is reported.
+    code = (f"import torch\nif check_version(torch.__version__, '2.4.0'):\n    s = {OLD_CALL}\n"
+            f"else:\n    s = {OLD_CALL}\n")
+    assert rows(lint, code, select=["TP202"]) == []
+
+
+@pytest.mark.parametrize("definition", [
+    "TORCH_1_13 = check_version(opencv_version, '1.13.0')",  # another package's version
+    "TORCH_1_13 = check_file('1.13.0')",  # no version read at all
+    "TORCH_1_13 = os.environ.get('X') == '1'",  # a user option named like a flag
+])
+def test_a_flag_named_for_a_release_but_defined_otherwise_is_no_check(lint, definition):
+    code = f"import torch\nimport os\n{definition}\nif TORCH_1_13:\n    s = 1\nelse:\n    s = {OLD_CALL}\n"
+    assert rows(lint, code, select=["TP202"]) == [7]
+
+
+@pytest.mark.parametrize("flag", ["TORCH_2_4", "IS_TORCH_2_4", "_TORCH_GREATER_EQUAL_2_4", "TORCH_1_13"])
+@pytest.mark.parametrize("use", [
+    "if {flag}:\n    s = 1\nelse:\n    s = {old}\n",
+    "s = 1 if {flag} else {old}\n",
+])
+def test_a_flag_imported_from_the_project_is_compatibility_code_in_every_form(lint, flag, use):
+    code = f"import torch\nfrom .utils import {flag}\n" + use.format(flag=flag, old=OLD_CALL)
+    assert rows(lint, code, select=["TP202"]) == []

@@ -119,8 +119,8 @@ def test_summary_strict_and_restored_state(torch, tmp_path):
     assert "4 passed" in run.stdout
     assert "--torchpatch-strict: 3 lines hit a torch deprecation warning: the session fails" in run.stdout
     summary = run.stdout.split("torchpatch: PyTorch warnings", 1)[1]
-    assert "test_small.py:11: TP002 [1 hit, 1 test] UserWarning: Implicit dimension choice for softmax" in summary
-    assert "test_small.py:15: TP002" in summary and "torch/nn/modules/loss.py:48" in summary
+    assert "test_small.py:11: TP209 [1 hit, 1 test] UserWarning: Implicit dimension choice for softmax" in summary
+    assert "test_small.py:15: TP216" in summary and "torch/nn/modules/loss.py:48" in summary
     assert "test_small.py:19: TP401" in summary and "fix: Pass `use_reentrant=False`" in summary
     assert "test_small.py:23" not in summary
     assert json.loads((project / "state.json").read_text()) == {
@@ -137,7 +137,7 @@ def test_report_formats(torch, tmp_path):
     assert result["ruleId"] == "TP401" and result["properties"]["runtime"] is True
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 19
     run = _pytest(project, "--torchpatch-report", "report.txt", "--torchpatch-format", "github", "-k", "softmax")
-    assert (project / "report.txt").read_text().startswith("::warning title=torchpatch (TP002),file=test_small.py,line=11")
+    assert (project / "report.txt").read_text().startswith("::warning title=torchpatch (TP209),file=test_small.py,line=11")
     bad = _pytest(project, "--torchpatch-report", "report.xml")
     assert bad.returncode == 4 and "unknown report format" in bad.stderr
 
@@ -153,5 +153,5 @@ def test_report_from_the_plugin_reads_back(torch, tmp_path):
     rows = json.loads(check.stdout)
     assert check.returncode == 1
     found = sorted((row["location"]["row"], row["code"], row.get("runtime", False)) for row in rows)
-    # line 19 is found both ways (TP401 statically and at run time): one finding
-    assert found == [(11, "TP002", True), (15, "TP002", True), (19, "TP401", True)]
+    # each line is found both ways (a static rule and at run time): one finding each
+    assert found == [(11, "TP209", True), (15, "TP216", True), (19, "TP401", True)]

@@ -18,6 +18,9 @@ or "less" (``headless``, ``force_conversion``, ``layer_3_3`` are no checks):
 - a keyword bound on a torch-version helper (``required_torch_version(max_version=0.4)``);
 - a parameter probe of a torch callable (``"x" in inspect.signature(torch.f).parameters``): its direction
   cannot be told, so neither branch is reported;
+- a call of a helper named like a check (``check_version``, ``compare``) on the torch version
+  (``check_version(torch.__version__, "1.13.0")``): its direction cannot be told, so neither branch is
+  reported, unless it defines a flag whose name tells (``TORCH_1_13 = check_version(...)``: true from 1.13);
 - a module-level boolean whose visible definition is one of the above (``WITH_PT20 = int(...) >= 2``,
   ``has_compile = hasattr(torch, "compile")``) or is True in ``try: import new`` and False in its
   ``except ImportError:``; such a name is followed to its uses anywhere in the file;
@@ -344,6 +347,10 @@ def _definition_meaning(name: str, definitions: list[tuple[str, ast.expr]], fact
         return None
     meanings = [_meaning(value, facts, depth + 1) for _, value in definitions]
     if len(meanings) == 1 or all(m == meanings[0] for m in meanings):
+        if meanings[0] == ("atom", _UNKNOWN) and name_role(name) in (_OLD, _NEW):
+            # ``TORCH_1_13 = check_version(TORCH_VERSION, "1.13.0")``: a check whose helper does not
+            # say its direction; the flag's name does (true from 1.13 on).
+            return ("atom", name_role(name))
         if meanings[0] is not None:
             return meanings[0]
     if len(constants) == len(definitions):  # flags set in branches we cannot tie: the name tells
@@ -587,6 +594,11 @@ def _call_meaning(call: ast.Call, facts: GuardFacts, depth: int):
         return ("atom", _UNKNOWN if len(bounds) == 2 else _NEW if bounds == {"min_version"} else _OLD)
     if role in (_OLD, _NEW):  # is_torch_greater_or_equal("2.4"), torch_version_at_least("2.4")
         return ("atom", role)
+    # ultralytics' check_version(torch.__version__, "1.13.0"): a check of the torch version against a
+    # release, direction unknown (``Version(torch.__version__)`` is a value, not a check).
+    names_a_release = any(re.match(r"^\d+(\.\d+)+", text.strip()) for text in strings)
+    if about_torch and names_a_release and re.search(r"check|compare", name, re.IGNORECASE):
+        return ("atom", _UNKNOWN)
     return None
 
 

@@ -130,3 +130,11 @@ def describe(atoms: list) -> str:
         else:
             parts.append(f"with `{parameter}=`")
     return " and ".join(dict.fromkeys(parts)) or "called like this"
+
+
+def messages(names, answers) -> tuple[str, ...]:
+    """torch's messages, as torch prints them (whitespace folded), of the mined warnings of ``names`` that
+    ``answers(warning, site)`` says a rule reports."""
+    sites = callables()
+    return tuple(sorted({" ".join(warning["message"].split()) for name in names
+                         for warning in sites.get(name, {}).get("warnings", ()) if answers(warning, sites[name])}))

@@ -102,9 +102,7 @@ class LegacyLossReduction(Rule):
 
     @classmethod
     def torch_messages(cls) -> tuple[str, ...]:
-        return tuple(sorted({" ".join(w["message"].split()) for name in cls.calls | _method_names()
-                             for w in _warning_sites.callables().get(name, {}).get("warnings", ())
-                             if _answers(w, _warning_sites.callables()[name])}))
+        return _warning_sites.messages(cls.calls | _method_names(), _answers)
 
     def check_call(self, ctx, call, qualname):
         site = _warning_sites.callables().get(qualname)

@@ -46,6 +46,12 @@ class WarnedArgument(Rule):
     out (a variable) is not reported. A method is reported where the receiver's class is known from an
     assignment in the file (`scheduler = StepLR(...)`), or where the call's shape names torch's method.
 
+    When torch warns in a module's `forward` (`nn.Softmax()` without `dim=`, `nn.KLDivLoss()` with the
+    default `reduction='mean'`), the line torch warns on is the module's call: `self.softmax(x)` in the
+    class that assigns `self.softmax = nn.Softmax()`, or `m(x)` after `m = nn.Softmax()` in the same
+    function, is reported too (naming the line the module was built on), unless the name is bound to
+    anything else there.
+
     ## Why is this bad?
     torch warns on every such call: the form is deprecated, or its meaning changed or will change.
     """
@@ -82,6 +88,9 @@ class WarnedArgument(Rule):
         "import torch\nlr_scheduler.step(epoch + 1, metric=None)\nscheduler.step(epoch, metric=1.0)\n",
         # Another library's stft is not torch's.
         "import torch\nimport librosa\ns = librosa.stft(y, n_fft=64)\n",
+        Valid("import torch\n\nclass Head(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.softmax = torch.nn.Softmax(dim=-1)\n\n    def forward(self, x):\n"
+              "        return self.softmax(x)\n\ny = Head()(torch.randn(2, 3))\n", torch_runs_clean=True),
     ]
     INVALID = [
         Invalid("import torch\nimport torch.nn.functional as F\nx = torch.randn(2, 3)\ny = F.softmax(x)\n",
@@ -118,13 +127,19 @@ class WarnedArgument(Rule):
         Invalid("import torch\n\nclass M(torch.nn.Module):\n    @torch.jit.ignore(drop_on_export=True)\n"
                 "    def helper(self, x):\n        return x\n",
                 torch_warns=r"ignore\(drop_on_export=True\) has been deprecated"),
+        # torch warns where the module is called (its forward): the call is reported as well as the build.
+        Invalid("import torch\n\nclass Head(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                "        self.softmax = torch.nn.Softmax()\n\n    def forward(self, x):\n"
+                "        return self.softmax(x)\n\ny = Head()(torch.randn(2, 3))\n",
+                torch_warns=r"Implicit dimension choice for softmax has been deprecated"),
+        Invalid("import torch\np = torch.randn(4, 3).log_softmax(-1)\nq = torch.randn(4, 3).softmax(-1)\n"
+                "criterion = torch.nn.KLDivLoss()\nloss = criterion(p, q)\n",
+                torch_warns=r"'mean' will be changed to behave the same as 'batchmean'"),
     ]
 
     @classmethod
     def torch_messages(cls) -> tuple[str, ...]:
-        return tuple(sorted({" ".join(w["message"].split()) for name in cls.calls | _method_names()
-                             for w in _warning_sites.callables().get(name, {}).get("warnings", ())
-                             if _answers(w, _warning_sites.callables()[name])}))
+        return _warning_sites.messages(cls.calls | _method_names(), _answers)
 
     def check_call(self, ctx, call, qualname):
         site = _warning_sites.callables().get(qualname)
@@ -213,6 +228,74 @@ class WarnedArgument(Rule):
             first = "2.4 or earlier" if since == Version.parse("2.4") else str(since)
             yield ctx.diagnostic(call, f"`{_short_name(qualname)}` {form} warns in PyTorch {ctx.target} "
                                        f"(since {first}): torch warns: {shorten(warning['message'])}")
+            if warning.get("on") != "forward":
+                continue
+            # torch warns in the module's forward, so where the module is called, not where it was built.
+            for use in _module_calls(ctx, call, qualname):
+                yield ctx.diagnostic(use, f"`{ctx.source(use.func)}(...)` calls the `{_short_name(qualname)}` "
+                                          f"built {form} on line {call.lineno}: it warns here in PyTorch "
+                                          f"{ctx.target} (since {first}): torch warns: "
+                                          f"{shorten(warning['message'])}")
+
+
+def _module_calls(ctx, construction: ast.Call, qualname: str) -> list[ast.Call]:
+    """The calls of the module ``construction`` builds: ``self.X(...)`` in the class that assigns
+    ``self.X = construction``, or ``m(...)`` in the function (or module) that assigns ``m = construction``,
+    when every assignment to that name there builds the same torch class."""
+    assignment = ctx.parent_of(construction)
+    if not isinstance(assignment, ast.Assign) or len(assignment.targets) != 1 \
+            or assignment.value is not construction:
+        return []
+    target = assignment.targets[0]
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        scope = _enclosing(ctx, assignment, (ast.ClassDef,))
+        matches = lambda node: (isinstance(node, ast.Attribute) and node.attr == target.attr  # noqa: E731
+                                and isinstance(node.value, ast.Name) and node.value.id == "self")
+    elif isinstance(target, ast.Name):
+        scope = _enclosing(ctx, assignment, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.tree
+        matches = lambda node: isinstance(node, ast.Name) and node.id == target.id  # noqa: E731
+    else:
+        return []
+    if scope is None:
+        return []
+    calls = []
+    for node in _walk_without_nested_classes(scope):
+        if isinstance(node, ast.Assign) and any(matches(t) for t in node.targets):
+            if not (isinstance(node.value, ast.Call) and isinstance(node.value.func, (ast.Name, ast.Attribute))
+                    and ctx.resolves_to(node.value.func) == qualname
+                    and _same_arguments(node.value, construction)):
+                return []  # rebound to something else: which module is called is not known
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.With, ast.NamedExpr,
+                               ast.comprehension)) and any(matches(t) for t in ast.walk(
+                                   getattr(node, "target", None) or node)):
+            return []
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not scope \
+                and isinstance(target, ast.Name) and any(a.arg == target.id for a in ast.walk(node.args)
+                                                         if isinstance(a, ast.arg)):
+            return []  # a parameter of the same name in a nested function
+        elif isinstance(node, ast.Call) and matches(node.func):
+            calls.append(node)
+    return sorted(calls, key=lambda node: (node.lineno, node.col_offset))
+
+
+def _walk_without_nested_classes(scope: ast.AST):
+    """``ast.walk`` that leaves out classes defined inside ``scope``: their ``self`` is another object."""
+    pending = [scope]
+    while pending:
+        node = pending.pop()
+        yield node
+        pending.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, ast.ClassDef))
+
+
+def _same_arguments(call: ast.Call, other: ast.Call) -> bool:
+    return ast.dump(call) == ast.dump(other)
+
+
+def _enclosing(ctx, node: ast.AST, kinds: tuple[type, ...]) -> ast.AST | None:
+    parent = ctx.parent_of(node)
+    while parent is not None and not isinstance(parent, kinds):
+        parent = ctx.parent_of(parent)
+    return parent
 
 
 def _method_names() -> set[str]:
