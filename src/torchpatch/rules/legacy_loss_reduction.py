@@ -76,6 +76,9 @@ class LegacyLossReduction(Rule):
               torch_runs_clean=True),
         # Another library's reduce= is not torch's.
         "import torch\nfrom functools import reduce\ntotal = reduce(lambda a, b: a + b, [1, 2])\n",
+        # Positional None for both (fairseq's r3f losses): torch only warns when one is not None.
+        Valid("import torch\nimport torch.nn.functional as F\na = torch.randn(2, 3).log_softmax(-1)\n"
+              "b = torch.randn(2, 3).softmax(-1)\nloss = F.kl_div(a, b, None, None, 'sum')\n", torch_runs_clean=True),
     ]
     INVALID = [
         Invalid("import torch\ncriterion = torch.nn.MSELoss(size_average=False)\nx = torch.randn(4, 3)\n"
@@ -109,7 +112,9 @@ class LegacyLossReduction(Rule):
         bound = _warning_sites.bind(call, site) if site else None
         if bound is None:
             return
-        legacy = [name for name in _LEGACY if name in bound]
+        # torch warns when either is not None (`if size_average is not None or reduce is not None`): a literal
+        # None, as positional calls such as `F.kl_div(a, b, None, None, "sum")` pass it, is silent.
+        legacy = [name for name in _LEGACY if name in bound and not _is_none(bound[name])]
         if legacy:
             yield self._legacy(ctx, call, qualname, bound, legacy)
             return
@@ -150,6 +155,10 @@ class LegacyLossReduction(Rule):
             return None
         return Fix(f"Use `reduction='{reduction}'`", edits=[Edit(start, end, f"reduction='{reduction}'")],
                    applicability=SAFE)
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _value(node: ast.expr):
