@@ -338,3 +338,8 @@ def _rebinds_any(node: ast.AST, counts: dict[str, int]) -> bool:
     for name in names:
         counts[name] = 2
     return bool(names)
+
+
+#: For rules that follow one name through its scope (TP261's uint8 masks).
+walk_scope = _walk_scope
+rebinds = _rebinds
