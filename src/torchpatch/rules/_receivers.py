@@ -340,6 +340,6 @@ def _rebinds_any(node: ast.AST, counts: dict[str, int]) -> bool:
     return bool(names)
 
 
-#: For rules that follow one name through its scope (TP261's uint8 masks).
+#: For rules that follow one name through its scope (TP266's uint8 masks).
 walk_scope = _walk_scope
 rebinds = _rebinds

@@ -1,4 +1,4 @@
-"""TP261: a uint8 tensor used as a mask (indexing, ``torch.where``, ``masked_fill``): deprecated, or an error."""
+"""TP266: a uint8 tensor used as a mask (indexing, ``torch.where``, ``masked_fill``): deprecated, or an error."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ class Uint8Mask(Rule):
     ```
     """
 
-    code = "TP261"
+    code = "TP266"
     name = "uint8-mask"
     summary = "a uint8 (byte) tensor used as a mask: deprecated for indexing and `torch.where`, an error for `masked_fill`"
     deprecated_in = v("2.4")  # and long before: bool masks since PyTorch 1.2
