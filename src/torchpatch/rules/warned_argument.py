@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from torchpatch.rules import _warning_sites
+from torchpatch.rules import _receivers, _warning_sites
 from torchpatch.rules._wheel_rules import LazyNames, covered, keyword_changes_by_callable, shorten
 from torchpatch.rules.base import Invalid, Rule, Valid
 from torchpatch.rules.legacy_loss_reduction import is_legacy_reduction_warning
@@ -62,8 +62,9 @@ class WarnedArgument(Rule):
     deprecated_in = v("2.4")
     references = ("https://github.com/pytorch/pytorch/releases",)
     calls = LazyNames(lambda: {name for name, site in _warning_sites.callables().items()
-                               if not site["method"] and not covered(name)})
-    methods = LazyNames(lambda: set(_method_sites()))
+                               if not site["method"] and not covered(name)}
+                      | {f"{name}.with_args" for name in _observer_classes()})
+    methods = LazyNames(lambda: {*_method_sites(), "__init__"})
 
     VALID = [
         Valid("import torch\nimport torch.nn.functional as F\nx = torch.randn(2, 3)\ny = F.softmax(x, dim=-1)\n",
@@ -142,13 +143,22 @@ class WarnedArgument(Rule):
         return _warning_sites.messages(cls.calls | _method_names(), _answers)
 
     def check_call(self, ctx, call, qualname):
+        if qualname.endswith(".with_args"):
+            yield from self._with_args(ctx, call, qualname.rpartition(".")[0])
+            return
         site = _warning_sites.callables().get(qualname)
         if site is not None:
             yield from self._report(ctx, call, qualname, site)
 
     def check_method_call(self, ctx, call):
         method = call.func.attr
+        if method == "__init__":
+            yield from self._super_init(ctx, call)
+            return
         known = self._receiver_class(ctx, call.func.value)
+        if known is None and f"torch.Tensor.{method}" in _warning_sites.callables() \
+                and _receivers.is_tensor(ctx, call.func.value):
+            known = "torch.Tensor"  # wav = torch.randn(...); wav.stft(64)
         if known is not None:
             qualname = f"{known}.{method}"
             site = _warning_sites.callables().get(qualname)
@@ -169,6 +179,30 @@ class WarnedArgument(Rule):
         if any(k.arg not in known_parameters for k in call.keywords):
             return  # another class's method (timm's Scheduler.step(epoch, metric=...))
         yield from self._report(ctx, call, qualname, site, keywords_only=needs == "keyword")
+
+    def _super_init(self, ctx, call):
+        """``super().__init__(...)`` in a subclass of a torch class is a call of that class's ``__init__``
+        (``class Loss(nn.MSELoss): ... super().__init__(size_average=False)``)."""
+        receiver = call.func.value
+        if not (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super"
+                and ctx.resolves_to(receiver.func) in (None, "super", "builtins.super")):
+            return
+        cls = _enclosing(ctx, call, (ast.ClassDef,))
+        if cls is None or len(cls.bases) != 1 or not isinstance(cls.bases[0], (ast.Name, ast.Attribute)):
+            return  # several bases: which __init__ super() reaches depends on the MRO
+        qualname = ctx.resolves_to(cls.bases[0])
+        site = _warning_sites.callables().get(qualname or "")
+        if site is not None and not site["method"] and not covered(qualname):
+            # TP216 and TP207 see calls of the class, not super().__init__: every warning is this rule's here.
+            yield from self._report(ctx, call, qualname, site, every_warning=True)
+
+    def _with_args(self, ctx, call, qualname):
+        """``MinMaxObserver.with_args(reduce_range=True)``: the factory builds the class with these arguments
+        (torch's ``_with_args`` is a ``functools.partial`` over keywords), so the keywords are the class's."""
+        site = _warning_sites.callables().get(qualname)
+        if site is None or call.args:
+            return
+        yield from self._report(ctx, call, qualname, site, keywords_only=True)
 
     @staticmethod
     def _receiver_class(ctx, receiver: ast.expr) -> str | None:
@@ -199,11 +233,12 @@ class WarnedArgument(Rule):
             return known
         return None
 
-    def _report(self, ctx, call, qualname, site, keywords_only=False):
+    def _report(self, ctx, call, qualname, site, keywords_only=False, every_warning=False):
         bound = _warning_sites.bind(call, site)
         if bound is None:
             return
         reported = set()
+        objects = _torch_objects(ctx, bound)
         for warning in site["warnings"]:
             since = Version.parse(warning["since"])
             if since > ctx.target or warning["until"] and Version.parse(warning["until"]) <= ctx.target:
@@ -215,19 +250,22 @@ class WarnedArgument(Rule):
             if keywords_only and not all(any(k.arg == a[1] for k in call.keywords) for a in warning["when"]
                                          if a[0] != "tensor"):
                 continue
-            if is_legacy_reduction_warning(warning, site):
-                continue  # TP216 legacy-loss-reduction reports these, with the reduction= fix
-            if _reported_by_deprecated_keyword(qualname, warning):
+            # TP216 legacy-loss-reduction and TP207 deprecated-keyword report these where they are written
+            # (with the reduction= fix); where torch warns in the module's forward, the calls are this rule's.
+            elsewhere = not every_warning and (is_legacy_reduction_warning(warning, site)
+                                               or _reported_by_deprecated_keyword(qualname, warning))
+            if elsewhere and warning.get("on") != "forward":
                 continue
-            if _warning_sites.evaluate(warning["when"], bound, site) is not True:
+            if _warning_sites.evaluate(warning["when"], bound, site, objects) is not True:
                 continue
             if warning["message"] in reported:
                 continue
             reported.add(warning["message"])
             form = _warning_sites.describe(warning["when"])
             first = "2.4 or earlier" if since == Version.parse("2.4") else str(since)
-            yield ctx.diagnostic(call, f"`{_short_name(qualname)}` {form} warns in PyTorch {ctx.target} "
-                                       f"(since {first}): torch warns: {shorten(warning['message'])}")
+            if not elsewhere:
+                yield ctx.diagnostic(call, f"`{_short_name(qualname)}` {form} warns in PyTorch {ctx.target} "
+                                           f"(since {first}): torch warns: {shorten(warning['message'])}")
             if warning.get("on") != "forward":
                 continue
             # torch warns in the module's forward, so where the module is called, not where it was built.
@@ -296,6 +334,23 @@ def _enclosing(ctx, node: ast.AST, kinds: tuple[type, ...]) -> ast.AST | None:
     while parent is not None and not isinstance(parent, kinds):
         parent = ctx.parent_of(parent)
     return parent
+
+
+def _torch_objects(ctx, bound: dict[str, ast.expr]) -> dict[int, _warning_sites.TorchObject]:
+    """The arguments that name a torch dtype (``compute_dtype=torch.float16``): true wherever torch tests them."""
+    found = {}
+    for node in bound.values():
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            qualname = ctx.resolves_to(node)
+            if qualname in _warning_sites.DTYPE_NAMES:
+                found[id(node)] = _warning_sites.TorchObject(qualname)
+    return found
+
+
+def _observer_classes() -> set[str]:
+    """The classes with sites that torch gives a ``with_args`` factory (the quantization observers)."""
+    return {name for name, site in _warning_sites.callables().items()
+            if not site["method"] and ".quantization." in name and not covered(name)}
 
 
 def _method_names() -> set[str]:
