@@ -171,6 +171,11 @@ class WarnedArgument(Rule):
         # A receiver known to be a tensor: every condition is read, not only the keywords.
         Invalid("import torch\nwav = torch.randn(400)\nspec = wav.stft(64, return_complex=True)\n",
                 torch_warns=r"A window was not provided"),
+        # An element of nn.Sequential warns where the Sequential is called.
+        Invalid("import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.head = nn.Sequential(nn.Linear(4, 3), nn.Softmax())\n\n"
+                "    def forward(self, x):\n        return self.head(x)\n\ny = Net()(torch.randn(2, 4))\n",
+                torch_warns=r"Implicit dimension choice for softmax has been deprecated"),
         # A name another rule watches (TP230 has DDP's broadcast_buffers=): the other warnings are this rule's.
         Invalid("import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
                 "ddp = DDP(model, check_reduction=True)\n"),
@@ -318,10 +323,20 @@ class WarnedArgument(Rule):
                                           f"{shorten(warning['message'])}")
 
 
+_SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
+
+
 def _module_calls(ctx, construction: ast.Call, qualname: str) -> list[ast.Call]:
     """The calls of the module ``construction`` builds: ``self.X(...)`` in the class that assigns
     ``self.X = construction``, or ``m(...)`` in the function (or module) that assigns ``m = construction``,
-    when every assignment to that name there builds the same torch class."""
+    when every assignment to that name there builds the same torch class. A module built as an element of
+    ``nn.Sequential(...)`` warns where the Sequential is called (``self.head = nn.Sequential(..., nn.Softmax())``
+    then ``self.head(x)``)."""
+    container = ctx.parent_of(construction)
+    if isinstance(container, ast.Call) and construction in container.args \
+            and isinstance(container.func, (ast.Name, ast.Attribute)) \
+            and ctx.resolves_to(container.func) in _SEQUENTIAL:
+        construction, qualname = container, ctx.resolves_to(container.func)
     assignment = ctx.parent_of(construction)
     if not isinstance(assignment, ast.Assign) or len(assignment.targets) != 1 \
             or assignment.value is not construction:
