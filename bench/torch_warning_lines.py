@@ -26,7 +26,7 @@ from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parent / "torch_warnings"
 _CHANGE_WORDS = re.compile(r"deprecat|will be removed|will change|will be changed|has changed|no longer|"
-                           r"in a future|will raise|not provided|was removed", re.I)
+                           r"in a future|in an upcoming|will raise|not provided|was removed", re.I)
 _CATEGORIES = {"DeprecationWarning", "FutureWarning", "PendingDeprecationWarning", "raised"}
 #: A module's construction line (``self.softmax = nn.Softmax()``) on which torch is silent while it warns where
 #: the module is called: marked so, it is neither a warning line nor a clean one.

@@ -101,6 +101,8 @@ class WarnedArgument(Rule):
               torch_runs_clean=True),
         # Several bases: which __init__ super() reaches depends on the MRO.
         "import torch\nclass Mixed(Base, torch.nn.Softmax):\n    def __init__(self):\n        super().__init__()\n",
+        Valid("import torch\nys, xs = torch.arange(3), torch.arange(4)\ngy, gx = torch.meshgrid(ys, xs, indexing='ij')\n",
+              torch_runs_clean=True),
         Valid("import torch\nwav = torch.randn(400)\nspec = wav.stft(64, window=torch.hann_window(64), "
               "return_complex=True)\n", torch_runs_clean=True),
     ]
@@ -176,6 +178,9 @@ class WarnedArgument(Rule):
                 "        super().__init__()\n        self.head = nn.Sequential(nn.Linear(4, 3), nn.Softmax())\n\n"
                 "    def forward(self, x):\n        return self.head(x)\n\ny = Net()(torch.randn(2, 4))\n",
                 torch_warns=r"Implicit dimension choice for softmax has been deprecated"),
+        # A warning from C++ (aten's meshgrid), written by hand in scripts/build_warning_sites.py.
+        Invalid("import torch\nys, xs = torch.arange(3), torch.arange(4)\ngy, gx = torch.meshgrid(ys, xs)\n",
+                torch_warns=r"in an upcoming release, it will be required to pass the indexing argument"),
         # A name another rule watches (TP230 has DDP's broadcast_buffers=): the other warnings are this rule's.
         Invalid("import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
                 "ddp = DDP(model, check_reduction=True)\n"),
