@@ -44,6 +44,9 @@ def bind(call: ast.Call, site: dict) -> dict[str, ast.expr] | None:
     positional = site["positional"]
     for index, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
+            if index >= len(positional) and site.get("varargs"):
+                bound.setdefault(site["varargs"], arg)  # torch.meshgrid(*tensors): only *tensors is reached
+                continue
             return None
         if index < len(positional):
             bound[positional[index]] = arg
@@ -92,8 +95,10 @@ def evaluate(atoms: list, bound: dict[str, ast.expr], site: dict,
     answer: bool | None = True
     for kind, parameter, *values in atoms:
         node = bound.get(parameter)
-        if kind == "positional":
-            held: bool | None = node is not None
+        if isinstance(node, ast.Starred):
+            held: bool | None = None  # *args may be empty
+        elif kind == "positional":
+            held = node is not None
         elif kind == "tensor":
             held = node is not None and not isinstance(_literal(node), (int, float, bool))
         elif node is None:
