@@ -7,9 +7,12 @@ then lints the same files with the default selection and compares line sets:
 
     python bench/torch_warning_lines.py                 # recall on warning lines, false alarms on the others
     python bench/torch_warning_lines.py --show          # every line, with what torch and torchpatch said
+    python bench/torch_warning_lines.py --python /tmp/t215/bin/python   # torch from another interpreter
+    python bench/torch_warning_lines.py --glob 'arg_*.py' --missed      # some files; only the lines missed
 
-A file's construction line (``nn.Softmax()``) that torchpatch flags while torch warns on its call line
-(``m(x)``) counts as found when the two lines are joined by a ``# warns below`` comment; none here needs it.
+A file's construction line (``nn.Softmax()``) on which torch is silent while it warns where the module is
+called (``m(x)``) is marked ``# warns where called`` and counts neither as a warning line nor as a clean one.
+A line that raises (a removed argument) ends its file's run and counts as a warning line (``raised``).
 """
 
 from __future__ import annotations
@@ -23,8 +26,11 @@ from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parent / "torch_warnings"
 _CHANGE_WORDS = re.compile(r"deprecat|will be removed|will change|will be changed|has changed|no longer|"
-                           r"in a future|will raise|not provided|was removed", re.I)
-_CATEGORIES = {"DeprecationWarning", "FutureWarning", "PendingDeprecationWarning"}
+                           r"in a future|in an upcoming|will raise|not provided|was removed", re.I)
+_CATEGORIES = {"DeprecationWarning", "FutureWarning", "PendingDeprecationWarning", "raised"}
+#: A module's construction line (``self.softmax = nn.Softmax()``) on which torch is silent while it warns where
+#: the module is called: marked so, it is neither a warning line nor a clean one.
+_BUILD_MARK = "# warns where called"
 
 _RUNNER = r'''
 import json, sys, traceback, warnings, torch
@@ -43,12 +49,17 @@ try:
     exec(compile(open(path).read(), path, "exec"), {"__name__": "__main__"})
 except BaseException as caught:
     error = f"{type(caught).__name__}: {caught}"[:300]
+    frames = [f for f in traceback.extract_tb(caught.__traceback__) if f.filename == path]
+    if frames:
+        found.append({"line": frames[-1].lineno, "category": "raised", "message": error})
 print(json.dumps({"warnings": found, "error": error}))
 '''
 
 
-def torch_lines(path: Path) -> tuple[dict[int, list[str]], str | None]:
-    done = subprocess.run([sys.executable, "-c", _RUNNER, str(path)], capture_output=True, text=True, timeout=300)
+def torch_lines(path: Path, python: str = sys.executable) -> tuple[dict[int, list[str]], str | None]:
+    done = subprocess.run([python, "-c", _RUNNER, str(path)], capture_output=True, text=True, timeout=300)
+    if not done.stdout.strip():
+        return {}, f"runner failed: {done.stderr.strip()[-300:]}"
     result = json.loads(done.stdout.strip().splitlines()[-1])
     lines: dict[int, list[str]] = {}
     for warning in result["warnings"]:
@@ -69,24 +80,32 @@ def torchpatch_lines(paths: list[Path]) -> dict[Path, dict[int, list[str]]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--show", action="store_true")
+    parser.add_argument("--show", action="store_true", help="every line torch or torchpatch speaks about")
+    parser.add_argument("--missed", action="store_true", help="only the warning lines missed and the false alarms")
+    parser.add_argument("--python", default=sys.executable,
+                        help="the interpreter whose torch runs the files (torchpatch runs under this one)")
+    parser.add_argument("--glob", default="*.py", help="which files of bench/torch_warnings/")
     args = parser.parse_args(argv)
-    paths = sorted(CORPUS.glob("*.py"))
+    paths = sorted(CORPUS.glob(args.glob))
     flagged = torchpatch_lines(paths)
     warned_total = found = clean_total = false_alarms = 0
     for path in paths:
-        warned, error = torch_lines(path)
+        warned, error = torch_lines(path, args.python)
         ours = flagged.get(path.resolve(), {})
         code_lines = [n for n, text in enumerate(path.read_text().splitlines(), 1)
                       if text.strip() and not text.lstrip().startswith(("import ", "from ", "#", "class ", "def "))]
+        lines = path.read_text().splitlines()
         for number in code_lines:
+            if lines[number - 1].rstrip().endswith(_BUILD_MARK) and number not in warned:
+                continue
             if number in warned:
                 warned_total += 1
                 found += number in ours
             else:
                 clean_total += 1
                 false_alarms += number in ours
-            if args.show and (number in warned or number in ours):
+            missed = (number in warned) != (number in ours)
+            if (args.show or args.missed and missed) and (number in warned or number in ours):
                 print(f"{path.name}:{number}: torch={'yes' if number in warned else 'no'} torchpatch={ours.get(number, [])}"
                       f" {warned.get(number, [''])[0][:80]!r}")
         if error:

@@ -80,6 +80,17 @@ NATIVE_SITES = {
                         "future PyTorch release. Use torch.scatter_reduce instead for more reduction options."},
         ],
     },
+    "torch.meshgrid": {
+        "positional": [],
+        "varargs": "tensors",
+        "keyword_only": ["indexing"],
+        "warnings": [
+            # aten/src/ATen/native/TensorShape.cpp (meshgrid): TORCH_WARN_ONCE when indexing is not given
+            # (torch/functional.py passes indexing=None on), 2.4 … 2.15.
+            {"when": [["missing", "indexing"]], "category": "UserWarning",
+             "message": "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument."},
+        ],
+    },
     "torch.autograd.Variable": {
         "positional": ["data", "requires_grad", "volatile"],
         "warnings": [
@@ -718,7 +729,8 @@ def fold(per_release: dict[str, dict], api_releases: dict[str, dict]) -> dict:
         for spelled in [name, *(method for method, function in NATIVE_METHODS.items() if function == name)]:
             is_method = spelled != name
             positional = site["positional"][1:] if is_method else site["positional"]
-            callables[spelled] = {"method": is_method, "positional": positional, "keyword_only": [], "varargs": None,
+            callables[spelled] = {"method": is_method, "positional": positional,
+                                  "keyword_only": site.get("keyword_only", []), "varargs": site.get("varargs"),
                                   "defaults": {},
                                   "native": True, "warnings": [
                                       {**w, "key": "", "since": minors[versions[0]], "releases": [newest]}

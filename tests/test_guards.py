@@ -342,3 +342,28 @@ def test_a_flag_named_for_a_release_but_defined_otherwise_is_no_check(lint, defi
 def test_a_flag_imported_from_the_project_is_compatibility_code_in_every_form(lint, flag, use):
     code = f"import torch\nfrom .utils import {flag}\n" + use.format(flag=flag, old=OLD_CALL)
     assert rows(lint, code, select=["TP202"]) == []
+
+
+_UNDIRECTED = ('import torch\nfrom ultralytics.utils.checks import check_version\n'
+               'TORCH_VERSION = torch.__version__\n')
+
+
+@pytest.mark.parametrize("body", [
+    # if/else, ternary and early return of a check whose direction cannot be told: none is reported.
+    '    if check_version(TORCH_VERSION, "2.4.0"):\n        return torch.amp.autocast("cuda")\n'
+    '    else:\n        return torch.cuda.amp.autocast()\n',
+    '    return torch.amp.autocast("cuda") if check_version(TORCH_VERSION, "2.4.0") else torch.cuda.amp.autocast()\n',
+    '    if check_version(TORCH_VERSION, "2.4.0"):\n        return torch.amp.autocast("cuda")\n'
+    '    return torch.cuda.amp.autocast()\n',
+    '    if not check_version(TORCH_VERSION, "2.4.0"):\n        return torch.cuda.amp.autocast()\n'
+    '    return torch.amp.autocast("cuda")\n',
+])
+def test_a_check_without_direction_hides_the_same_in_every_form(lint, body):
+    result = lint(_UNDIRECTED + "def make():\n" + body)
+    assert [f.code for f in result.findings] == []
+
+
+def test_after_an_early_exit_on_old_releases_the_old_form_is_reported(lint):
+    code = ('import torch\nfrom mylib.compat import TORCH_GE_2_4\ndef make():\n    if not TORCH_GE_2_4:\n'
+            '        raise RuntimeError("needs 2.4")\n    return torch.cuda.amp.autocast()\n')
+    assert [(f.code, f.row) for f in lint(code).findings] == [("TP202", 6)]

@@ -79,11 +79,22 @@ class Other(nn.Module):
     assert [row for row, _ in reported] == [9, 12, 12]
 
 
-def test_a_module_only_passed_on_is_reported_once_where_it_is_built(found):
+def test_a_module_inside_sequential_is_reported_where_the_sequential_is_called(found):
+    # torch warns in Softmax.forward, which Sequential.forward calls: the user's line is ``head(x)``.
     reported = found("""
         import torch.nn as nn
 
         head = nn.Sequential(nn.Linear(2, 2), nn.Softmax())
+        y = head(x)
+    """)
+    assert [row for row, _ in reported] == [4, 5]
+
+
+def test_a_module_only_passed_on_is_reported_once_where_it_is_built(found):
+    reported = found("""
+        import torch.nn as nn
+
+        head = build(nn.Linear(2, 2), nn.Softmax())
         y = head(x)
     """)
     assert [row for row, _ in reported] == [4]

@@ -54,3 +54,19 @@ def test_legacy_reduction_is_torchs():
     for size_average, reduce in itertools.product([None, True, False], repeat=2):
         assert legacy_reduction(size_average, reduce) == _reduction.legacy_get_string(
             size_average, reduce, emit_warning=False)
+
+
+def test_a_starred_argument_reaches_only_the_varargs():
+    import ast
+
+    from torchpatch.rules import _warning_sites
+
+    meshgrid = _warning_sites.callables()["torch.meshgrid"]
+    call = ast.parse("torch.meshgrid(*xs)").body[0].value
+    bound = _warning_sites.bind(call, meshgrid)
+    assert _warning_sites.evaluate(meshgrid["warnings"][0]["when"], bound, meshgrid) is True
+    # Positional arguments into *args: an empty *a passes none, so it is not known.
+    state_dict = _warning_sites.callables()["torch.nn.Module.state_dict"]
+    call = ast.parse("model.state_dict(*a)").body[0].value
+    bound = _warning_sites.bind(call, state_dict)
+    assert _warning_sites.evaluate(state_dict["warnings"][0]["when"], bound, state_dict) is None

@@ -466,8 +466,10 @@ def _holds_a_row(rows: list[int], first: int, last: int) -> bool:
 
 def returns_early_on_new_releases(node: ast.If, old_branch_of: dict[int, str | None]) -> bool:
     """``if <new release or feature>: ...; return new(...)`` with no else: the statements after it in
-    the same body are the old releases' path (an early-return guard)."""
-    return not node.orelse and old_branch_of.get(id(node)) == ELSE_IS_OLD and _always_exits(node.body)
+    the same body are the old releases' path (an early-return guard). A check whose direction cannot be
+    told (``if check_version(torch.__version__, "2.4"): return new(...)``) is one too: neither its body nor
+    what follows it is reported, as neither branch of its ``if``/``else`` form is."""
+    return not node.orelse and old_branch_of.get(id(node)) in (ELSE_IS_OLD, BOTH) and _always_exits(node.body)
 
 
 def _always_exits(body: list[ast.stmt]) -> bool:

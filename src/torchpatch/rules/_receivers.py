@@ -186,6 +186,9 @@ TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parame
 _TENSOR_ATTRIBUTES = frozenset({"data", "grad"})
 _MODULE_TENSOR_ATTRIBUTES = frozenset({"weight", "bias"})
 _PARAMETER_LISTS = frozenset({"parameters", "buffers"})
+#: Tensor methods that return a tensor: ``x.clone()``, ``grad.add(...)`` of a known tensor is one.
+_TENSOR_METHODS = frozenset({"clone", "detach", "contiguous", "float", "half", "double", "to", "view", "reshape",
+                             "add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_", "neg", "abs", "sqrt"})
 _NAMED_PARAMETER_LISTS = frozenset({"named_parameters", "named_buffers"})
 
 
@@ -209,10 +212,13 @@ def is_tensor(ctx, expr: ast.expr) -> bool:
                 return "tensor"
             if qualname and qualname.startswith("torch.nn.") and qualname.rpartition(".")[2][:1].isupper():
                 return "module"
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "clone" and known(node.func.value, depth + 1) == "tensor":
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_METHODS \
+                    and known(node.func.value, depth + 1) == "tensor":
                 return "tensor"
             return None
         if isinstance(node, ast.Attribute):
+            if node.attr == "data" and isinstance(node.value, ast.Attribute) and node.value.attr == "grad":
+                return "tensor"  # p.grad.data: the gradient's tensor, whatever p's type is known to be
             inner = known(node.value, depth + 1)
             if node.attr in _TENSOR_ATTRIBUTES and inner == "tensor":
                 return "tensor"
@@ -237,6 +243,8 @@ def _name_kind(ctx, scope_node: ast.AST, name: str, known, resolve, depth: int) 
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name) and target.id == name:
+                    if len(node.targets) == 1 and _updates_itself(node.value, name):
+                        continue  # grad = grad.add(wd, p.data): a tensor method keeps what grad was
                     kinds.add(known(node.value, depth + 1) if len(node.targets) == 1 else None)
                 elif any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
                     kinds.add(None)
@@ -244,10 +252,17 @@ def _name_kind(ctx, scope_node: ast.AST, name: str, known, resolve, depth: int) 
             kinds.add("tensor" if _annotated_tensor(node.annotation, resolve) else None)
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
             if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.target)):
-                kinds.add(_loop_kind(node, name))
+                kinds.add(_loop_kind(node, name, scope_node))
         elif _rebinds(node, name):
             kinds.add(None)
     return kinds.pop() if len(kinds) == 1 else None
+
+
+def _updates_itself(value: ast.expr, name: str) -> bool:
+    """``name = name.add(...)`` (a tensor method called on the name itself)."""
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+        and value.func.attr in _TENSOR_METHODS and isinstance(value.func.value, ast.Name) \
+        and value.func.value.id == name
 
 
 def _rebinds(node: ast.AST, name: str) -> bool:
@@ -262,9 +277,14 @@ def _rebinds(node: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for target in targets for n in ast.walk(target))
 
 
-def _loop_kind(node: ast.AST, name: str) -> str | None:
-    """``for p in m.parameters()`` / ``for n, p in m.named_parameters()`` → a tensor."""
+def _loop_kind(node: ast.AST, name: str, scope_node: ast.AST | None = None) -> str | None:
+    """``for p in m.parameters()`` / ``for n, p in m.named_parameters()`` / ``for p in group["params"]`` (with
+    ``for group in X.param_groups`` in the same scope) → a tensor."""
     iterable, target = node.iter, node.target
+    if isinstance(iterable, ast.Subscript) and isinstance(iterable.value, ast.Name) and isinstance(target, ast.Name) \
+            and isinstance(iterable.slice, ast.Constant) and iterable.slice.value == "params" \
+            and scope_node is not None and _iterates_param_groups(scope_node, iterable.value.id):
+        return "tensor"  # for group in optimizer.param_groups: for p in group["params"]
     if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute)):
         return None
     if iterable.func.attr in _PARAMETER_LISTS and isinstance(target, ast.Name):
@@ -273,6 +293,17 @@ def _loop_kind(node: ast.AST, name: str) -> str | None:
             and isinstance(target.elts[1], ast.Name) and target.elts[1].id == name:
         return "tensor"
     return None
+
+
+def _iterates_param_groups(scope_node: ast.AST, group: str) -> bool:
+    """``group`` is bound only by loops over ``X.param_groups`` in the scope."""
+    loops = [node for node in _walk_scope(scope_node) if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension))
+             and isinstance(node.target, ast.Name) and node.target.id == group]
+    other = any(_rebinds(node, group) or isinstance(node, ast.Assign) and any(
+        isinstance(n, ast.Name) and n.id == group for t in node.targets for n in ast.walk(t))
+        for node in _walk_scope(scope_node))
+    return bool(loops) and not other and all(
+        isinstance(loop.iter, ast.Attribute) and loop.iter.attr == "param_groups" for loop in loops)
 
 
 def _annotated_tensor(annotation: ast.expr, resolve) -> bool:

@@ -44,6 +44,9 @@ def bind(call: ast.Call, site: dict) -> dict[str, ast.expr] | None:
     positional = site["positional"]
     for index, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
+            if index >= len(positional) and site.get("varargs"):
+                bound.setdefault(site["varargs"], arg)  # torch.meshgrid(*tensors): only *tensors is reached
+                continue
             return None
         if index < len(positional):
             bound[positional[index]] = arg
@@ -60,14 +63,42 @@ def _same(value, values) -> bool:
     return any(value == other and type(value) is type(other) for other in values)
 
 
-def evaluate(atoms: list, bound: dict[str, ast.expr], site: dict) -> bool | None:
-    """Whether the call meets every atom (None: it depends on a value the code does not spell out)."""
+class TorchObject:
+    """A value the code names but does not spell as a literal: a torch dtype (``torch.float16``), which is
+    true and equal to no literal."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, TorchObject) and other.name == self.name
+
+    __hash__ = object.__hash__
+
+
+#: torch's dtypes by the names user code spells them (``torch.float16``, ``torch.half``): objects, never falsy.
+DTYPE_NAMES = frozenset(f"torch.{name}" for name in (
+    "float16 half bfloat16 float32 float float64 double complex32 chalf complex64 cfloat complex128 cdouble "
+    "uint8 int8 int16 short int32 int int64 long bool qint8 quint8 qint32 quint4x2 quint2x4 uint16 uint32 uint64 "
+    "float8_e4m3fn float8_e5m2 float8_e4m3fnuz float8_e5m2fnuz").split())
+
+
+def evaluate(atoms: list, bound: dict[str, ast.expr], site: dict,
+             objects: dict[int, TorchObject] | None = None) -> bool | None:
+    """Whether the call meets every atom (None: it depends on a value the code does not spell out).
+    ``objects`` maps ``id(node)`` of arguments the caller resolved (a torch dtype) to their value."""
     defaults = site.get("defaults", {})
+    objects = objects or {}
     answer: bool | None = True
     for kind, parameter, *values in atoms:
         node = bound.get(parameter)
-        if kind == "positional":
-            held: bool | None = node is not None
+        if isinstance(node, ast.Starred):
+            held: bool | None = None  # *args may be empty
+        elif kind == "positional":
+            held = node is not None
         elif kind == "tensor":
             held = node is not None and not isinstance(_literal(node), (int, float, bool))
         elif node is None:
@@ -81,7 +112,7 @@ def evaluate(atoms: list, bound: dict[str, ast.expr], site: dict) -> bool | None
             else:
                 held = _holds(kind, default, values)
         else:
-            value = _literal(node)
+            value = objects[id(node)] if id(node) in objects else _literal(node)
             if kind == "missing":
                 held = value is None
             elif kind == "passed":

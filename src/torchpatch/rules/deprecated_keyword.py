@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+
+from torchpatch.rules import _warning_sites
 from torchpatch.rules._wheel_rules import LazyNames, callables_with, keyword_changes_by_callable, shorten
-from torchpatch.rules.base import Invalid, Rule
+from torchpatch.rules.base import Invalid, Rule, Valid
 from torchpatch.versions import Version, v
 
 
@@ -30,14 +33,19 @@ class DeprecatedKeyword(Rule):
     VALID = [
         "import torch\nx = torch.ones(3)\n",
         "import torch\ny = torch.nn.functional.gumbel_softmax(logits, tau=0.5)\n",
+        # The default value: torch tests `eps != 1e-10` and stays silent.
+        Valid("import torch\nimport torch.nn.functional as F\nx = torch.randn(2, 3)\n"
+              "y = F.gumbel_softmax(x, tau=1.0, eps=1e-10)\n", torch_runs_clean=True),
     ]
     INVALID = [
-        Invalid("import torch\ny = torch.nn.functional.gumbel_softmax(logits, tau=0.5, eps=1e-5)\n"),
+        Invalid("import torch\nx = torch.randn(2, 3)\ny = torch.nn.functional.gumbel_softmax(x, tau=0.5, eps=1e-5)\n",
+                torch_warns=r"`eps` parameter is deprecated and has no effect"),
         Invalid("import torch\ntorch.autograd.backward(loss, grad_variables=grad)\n"),
     ]
 
     def check_call(self, ctx, call, qualname):
         changes = keyword_changes_by_callable().get(qualname, {})
+        defaults = _warning_sites.callables().get(qualname, {}).get("defaults", {})
         for keyword in call.keywords:
             change = changes.get(keyword.arg or "", {})
             record = change.get("deprecated")
@@ -46,5 +54,19 @@ class DeprecatedKeyword(Rule):
             release = Version.parse(record[0])
             if release > ctx.target:
                 continue
+            if _passes_default(keyword, defaults):
+                continue  # torch tests `p is not DEFAULT` / `p != DEFAULT`: the default itself is silent
             yield ctx.diagnostic(keyword, f"`{keyword.arg}=` of `{qualname}` is deprecated (warns since PyTorch "
                                           f"{release}): {shorten(record[1])}")
+
+
+def _passes_default(keyword: ast.keyword, defaults: dict) -> bool:
+    """The keyword's literal value is the parameter's default (of the same type: ``1e-10``, ``None``)."""
+    if keyword.arg not in defaults:
+        return False
+    try:
+        value = ast.literal_eval(keyword.value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    default = defaults[keyword.arg]
+    return value == default and type(value) is type(default)

@@ -16,9 +16,10 @@ _MISSING = object()
 
 def is_legacy_reduction_warning(warning: dict, site: dict) -> bool:
     """A warning this rule reports: a loss's legacy pair passed, or ``reduction="elementwise_mean"``."""
-    if "size_average" not in (*site["positional"], *site["keyword_only"], *site.get("defaults", {})):
-        return False  # Tensor.scatter's reduce= is another argument
-    return any(kind == "passed" and parameter in _LEGACY
+    # A loss without the legacy pair (F.huber_loss) still warns on "elementwise_mean"; Tensor.scatter's
+    # reduce= is another argument, so the pair counts only where the callable has size_average=.
+    has_pair = "size_average" in (*site["positional"], *site["keyword_only"], *site.get("defaults", {}))
+    return any(kind == "passed" and parameter in _LEGACY and has_pair
                or kind == "equals" and parameter == "reduction" and "elementwise_mean" in values[0]
                for kind, parameter, *values in warning["when"])
 

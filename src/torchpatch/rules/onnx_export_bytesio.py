@@ -42,7 +42,7 @@ class OnnxExportBytesio(Rule):
         'import torch\nprogram = torch.onnx.export(model, (x,), dynamo=True, opset_version=20)\n'
         'data = program.model_proto.SerializeToString()\n',
         'import io\nimport torch\nbuffer = io.BytesIO()\n'
-        'torch.onnx.export(model, (x,), buffer, dynamo=False, opset_version=17)\n',
+        'torch.onnx.export(model, (x,), buffer, dynamo=False, opset_version=17)  # noqa: TP265 (the deprecated exporter, on purpose)\n',
         'import io\nimport torch\nbuffer = io.StringIO()\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=True, opset_version=18)\n',
         # A BytesIO of another function.
         'import io\nimport torch\ndef read():\n    f = io.BytesIO()\n    return f\n'

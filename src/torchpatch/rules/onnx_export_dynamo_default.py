@@ -59,7 +59,7 @@ class OnnxExportDynamoDefault(Rule):
 
     VALID = [
         'import torch\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=True, opset_version=18)\n',
-        'import torch\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=False, opset_version=17)\n',
+        'import torch\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=False, opset_version=17)  # noqa: TP265 (the deprecated exporter, on purpose)\n',
         'import torch\nopts = {"dynamo": True}\ntorch.onnx.export(model, (x,), "m.onnx", **opts)\n',
         Valid('import torch\nonnx_program = torch.onnx.export(model, (x,))\n', min_torch="2.9"),
         'import tf2onnx\ntf2onnx.export(model, "m.onnx")\n',

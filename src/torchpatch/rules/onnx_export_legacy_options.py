@@ -49,7 +49,7 @@ class OnnxExportLegacyOptions(Rule):
 
     VALID = [
         'import torch\nmodel.eval()\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=True, opset_version=18)\n',
-        'import torch\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=False, opset_version=17, do_constant_folding=True)\n',
+        'import torch\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=False, opset_version=17, do_constant_folding=True)  # noqa: TP265 (the deprecated exporter, on purpose)\n',
         Valid('import torch\ntorch.onnx.export(model, (x,), "m.onnx", do_constant_folding=True)\n', target_torch="2.8",
               min_torch="2.8"),
     ]

@@ -50,8 +50,8 @@ class OnnxExportPositionalArgs(Rule):
     calls = frozenset({"torch.onnx.export"})
 
     VALID = [
-        'import torch\ntorch.onnx.export(model, (x,), "m.onnx", export_params=True, dynamo=False, opset_version=17)\n',
-        'import torch\ntorch.onnx.export(model, (x,), "m.onnx", *extra, dynamo=False, opset_version=17)\n',
+        'import torch\ntorch.onnx.export(model, (x,), "m.onnx", export_params=True, dynamo=False, opset_version=17)  # noqa: TP265 (the deprecated exporter, on purpose)\n',
+        'import torch\ntorch.onnx.export(model, (x,), "m.onnx", *extra, dynamo=False, opset_version=17)  # noqa: TP265 (the deprecated exporter, on purpose)\n',
         'import torch\ntorch.onnx.export(model, (x,), dynamo=True, opset_version=18)\n',
         'import keras2onnx\nkeras2onnx.export(model, x, "m.onnx", True, False)\n',
     ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from torchpatch.rules import _receivers
 from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v
 
@@ -73,6 +74,8 @@ class ScalarFirstOverload(Rule):
               "z = x.clone().addcdiv_(x, x + 1, value=0.5)\nw = torch.add(x, x, alpha=2)\n", torch_runs_clean=True),
         # A graph, a set, a user's own method: not tensors, or not the deprecated form.
         "import torch\ngraph.add(node, parent)\nseen.add(key)\n",
+        "import torch\nfor group in groups:\n    for p in group['params']:\n        g = p.grad\n"
+        "        g.add(group['lr'], other)\n",
         "import torch\nclass Meter:\n    def update(self, a, b):\n        self.add_(a, b)\n",
         "import torch\np.add_(*pair)\n",
     ]
@@ -86,6 +89,16 @@ class ScalarFirstOverload(Rule):
         Invalid("import torch\nx = torch.ones(3)\ny = x.clone().addcdiv_(0.5, x, x + 1)\n",
                 fixed="import torch\nx = torch.ones(3)\ny = x.clone().addcdiv_(x, x + 1, value=0.5)\n",
                 torch_warns="This overload of addcdiv_ is deprecated"),
+        # A tensor receiver (p.grad.data, updated in place by tensor methods): the scalar may be any expression.
+        Invalid("import torch\nmodel = torch.nn.Linear(2, 2)\nmodel(torch.ones(1, 2)).sum().backward()\n"
+                "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor group in opt.param_groups:\n"
+                "    for p in group['params']:\n        grad = p.grad.data\n"
+                "        grad = grad.add(group['lr'], p.data)\n",
+                fixed="import torch\nmodel = torch.nn.Linear(2, 2)\nmodel(torch.ones(1, 2)).sum().backward()\n"
+                      "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor group in opt.param_groups:\n"
+                      "    for p in group['params']:\n        grad = p.grad.data\n"
+                      "        grad = grad.add(p.data, alpha=group['lr'])\n",
+                torch_warns="This overload of add is deprecated"),
         Invalid("import torch\nx = torch.ones(3)\ny = x.add(2, x)\n",
                 fixed="import torch\nx = torch.ones(3)\ny = x.add(x, alpha=2)\n",
                 torch_warns="This overload of add is deprecated"),
@@ -109,8 +122,8 @@ class ScalarFirstOverload(Rule):
             return
         if not self._deprecated_form(call, count, keyword):
             return
-        if method in GENERIC and not _numeric(call.args[0]):
-            return
+        if method in GENERIC and not _numeric(call.args[0]) and not _receivers.is_tensor(ctx, receiver):
+            return  # graph.add(node, parent); but grad.add(group["weight_decay"], p.data) on a known tensor
         yield self._report(ctx, call, method, 0, keyword)
 
     def check_call(self, ctx, call, qualname):

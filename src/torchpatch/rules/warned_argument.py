@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import ast
+import inspect
+import re
+import sys
+from functools import lru_cache
 
-from torchpatch.rules import _warning_sites
-from torchpatch.rules._wheel_rules import LazyNames, covered, keyword_changes_by_callable, shorten
+from torchpatch.rules import _receivers, _warning_sites
+from torchpatch.rules._wheel_rules import _GENERIC_CODES, LazyNames, covered, keyword_changes_by_callable, shorten
 from torchpatch.rules.base import Invalid, Rule, Valid
 from torchpatch.rules.legacy_loss_reduction import is_legacy_reduction_warning
 from torchpatch.versions import Version, v
@@ -61,9 +65,9 @@ class WarnedArgument(Rule):
     summary = "A call whose arguments make the target release warn (read from the wheels)"
     deprecated_in = v("2.4")
     references = ("https://github.com/pytorch/pytorch/releases",)
-    calls = LazyNames(lambda: {name for name, site in _warning_sites.callables().items()
-                               if not site["method"] and not covered(name)})
-    methods = LazyNames(lambda: set(_method_sites()))
+    calls = LazyNames(lambda: {name for name, site in _warning_sites.callables().items() if not site["method"]}
+                      | {f"{name}.with_args" for name in _observer_classes()})
+    methods = LazyNames(lambda: {*_method_sites(), "__init__"})
 
     VALID = [
         Valid("import torch\nimport torch.nn.functional as F\nx = torch.randn(2, 3)\ny = F.softmax(x, dim=-1)\n",
@@ -91,6 +95,16 @@ class WarnedArgument(Rule):
         Valid("import torch\n\nclass Head(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
               "        self.softmax = torch.nn.Softmax(dim=-1)\n\n    def forward(self, x):\n"
               "        return self.softmax(x)\n\ny = Head()(torch.randn(2, 3))\n", torch_runs_clean=True),
+        Valid("import torch\nfrom torch.ao.quantization import MinMaxObserver\n\nclass RangeObserver(MinMaxObserver):\n"
+              "    def __init__(self):\n        super().__init__(quant_min=0, quant_max=127)\n\nobs = RangeObserver()\n"
+              "factory = MinMaxObserver.with_args(quant_min=0, quant_max=127)\nobs2 = factory()\n",
+              torch_runs_clean=True),
+        # Several bases: which __init__ super() reaches depends on the MRO.
+        "import torch\nclass Mixed(Base, torch.nn.Softmax):\n    def __init__(self):\n        super().__init__()\n",
+        Valid("import torch\nys, xs = torch.arange(3), torch.arange(4)\ngy, gx = torch.meshgrid(ys, xs, indexing='ij')\n",
+              torch_runs_clean=True),
+        Valid("import torch\nwav = torch.randn(400)\nspec = wav.stft(64, window=torch.hann_window(64), "
+              "return_complex=True)\n", torch_runs_clean=True),
     ]
     INVALID = [
         Invalid("import torch\nimport torch.nn.functional as F\nx = torch.randn(2, 3)\ny = F.softmax(x)\n",
@@ -135,6 +149,43 @@ class WarnedArgument(Rule):
         Invalid("import torch\np = torch.randn(4, 3).log_softmax(-1)\nq = torch.randn(4, 3).softmax(-1)\n"
                 "criterion = torch.nn.KLDivLoss()\nloss = criterion(p, q)\n",
                 torch_warns=r"'mean' will be changed to behave the same as 'batchmean'"),
+        # TP216 reports the construction (with its fix); torch warns where the loss is called, in its forward.
+        Invalid("import torch\nx = torch.randn(4, 3)\ncriterion = torch.nn.MSELoss(reduction='elementwise_mean')\n"
+                "loss = criterion(x, x + 1)\n",
+                fixed="import torch\nx = torch.randn(4, 3)\ncriterion = torch.nn.MSELoss(reduction='mean')\n"
+                      "loss = criterion(x, x + 1)\n",
+                torch_warns=r"reduction='elementwise_mean' is deprecated"),
+        # super().__init__ of a torch class is a call of that class.
+        Invalid("import torch\nfrom torch.ao.quantization import MinMaxObserver\n\nclass RangeObserver(MinMaxObserver):\n"
+                "    def __init__(self):\n        super().__init__(reduce_range=True)\n\nobs = RangeObserver()\n",
+                torch_warns=r"reduce_range will be deprecated in a future release"),
+        Invalid("import torch\n\nclass SumMSE(torch.nn.MSELoss):\n    def __init__(self):\n"
+                "        super(SumMSE, self).__init__(size_average=False)\n\nloss = SumMSE()\n",
+                torch_warns=r"size_average and reduce args will be deprecated"),
+        # An observer's with_args factory passes its keywords to the class.
+        Invalid("import torch\nfrom torch.ao.quantization import MinMaxObserver\n"
+                "factory = MinMaxObserver.with_args(dtype=torch.quint8, reduce_range=True)\nobs = factory()\n",
+                torch_warns=r"reduce_range will be deprecated in a future release"),
+        # A dtype is true wherever torch tests the argument's truth.
+        Invalid("import torch\nfrom torch.ao.quantization.observer import PlaceholderObserver\n"
+                "obs = PlaceholderObserver(dtype=torch.float16, compute_dtype=torch.float16)\n",
+                torch_warns=r"Please use `is_dynamic` instead of `compute_dtype`"),
+        # A receiver known to be a tensor: every condition is read, not only the keywords.
+        Invalid("import torch\nwav = torch.randn(400)\nspec = wav.stft(64, return_complex=True)\n",
+                torch_warns=r"A window was not provided"),
+        # An element of nn.Sequential warns where the Sequential is called.
+        Invalid("import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.head = nn.Sequential(nn.Linear(4, 3), nn.Softmax())\n\n"
+                "    def forward(self, x):\n        return self.head(x)\n\ny = Net()(torch.randn(2, 4))\n",
+                torch_warns=r"Implicit dimension choice for softmax has been deprecated"),
+        # A warning from C++ (aten's meshgrid), written by hand in scripts/build_warning_sites.py.
+        Invalid("import torch\nys, xs = torch.arange(3), torch.arange(4)\ngy, gx = torch.meshgrid(ys, xs)\n",
+                torch_warns=r"in an upcoming release, it will be required to pass the indexing argument"),
+        # A name another rule watches (TP230 has DDP's broadcast_buffers=): the other warnings are this rule's.
+        Invalid("import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "ddp = DDP(model, check_reduction=True)\n"),
+        # 2.14 and later warn (the 2.13 the tests install does not).
+        Invalid("import torch\nwith torch.autograd.profiler.profile(with_modules=True) as prof:\n    pass\n"),
     ]
 
     @classmethod
@@ -142,13 +193,22 @@ class WarnedArgument(Rule):
         return _warning_sites.messages(cls.calls | _method_names(), _answers)
 
     def check_call(self, ctx, call, qualname):
+        if qualname.endswith(".with_args"):
+            yield from self._with_args(ctx, call, qualname.rpartition(".")[0])
+            return
         site = _warning_sites.callables().get(qualname)
         if site is not None:
             yield from self._report(ctx, call, qualname, site)
 
     def check_method_call(self, ctx, call):
         method = call.func.attr
+        if method == "__init__":
+            yield from self._super_init(ctx, call)
+            return
         known = self._receiver_class(ctx, call.func.value)
+        if known is None and f"torch.Tensor.{method}" in _warning_sites.callables() \
+                and _receivers.is_tensor(ctx, call.func.value):
+            known = "torch.Tensor"  # wav = torch.randn(...); wav.stft(64)
         if known is not None:
             qualname = f"{known}.{method}"
             site = _warning_sites.callables().get(qualname)
@@ -169,6 +229,30 @@ class WarnedArgument(Rule):
         if any(k.arg not in known_parameters for k in call.keywords):
             return  # another class's method (timm's Scheduler.step(epoch, metric=...))
         yield from self._report(ctx, call, qualname, site, keywords_only=needs == "keyword")
+
+    def _super_init(self, ctx, call):
+        """``super().__init__(...)`` in a subclass of a torch class is a call of that class's ``__init__``
+        (``class Loss(nn.MSELoss): ... super().__init__(size_average=False)``)."""
+        receiver = call.func.value
+        if not (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super"
+                and ctx.resolves_to(receiver.func) in (None, "super", "builtins.super")):
+            return
+        cls = _enclosing(ctx, call, (ast.ClassDef,))
+        if cls is None or len(cls.bases) != 1 or not isinstance(cls.bases[0], (ast.Name, ast.Attribute)):
+            return  # several bases: which __init__ super() reaches depends on the MRO
+        qualname = ctx.resolves_to(cls.bases[0])
+        site = _warning_sites.callables().get(qualname or "")
+        if site is not None and not site["method"]:
+            # TP216 and TP207 see calls of the class, not super().__init__: every warning is this rule's here.
+            yield from self._report(ctx, call, qualname, site, every_warning=True)
+
+    def _with_args(self, ctx, call, qualname):
+        """``MinMaxObserver.with_args(reduce_range=True)``: the factory builds the class with these arguments
+        (torch's ``_with_args`` is a ``functools.partial`` over keywords), so the keywords are the class's."""
+        site = _warning_sites.callables().get(qualname)
+        if site is None or call.args:
+            return
+        yield from self._report(ctx, call, qualname, site, keywords_only=True)
 
     @staticmethod
     def _receiver_class(ctx, receiver: ast.expr) -> str | None:
@@ -199,11 +283,12 @@ class WarnedArgument(Rule):
             return known
         return None
 
-    def _report(self, ctx, call, qualname, site, keywords_only=False):
+    def _report(self, ctx, call, qualname, site, keywords_only=False, every_warning=False):
         bound = _warning_sites.bind(call, site)
         if bound is None:
             return
         reported = set()
+        objects = _torch_objects(ctx, bound)
         for warning in site["warnings"]:
             since = Version.parse(warning["since"])
             if since > ctx.target or warning["until"] and Version.parse(warning["until"]) <= ctx.target:
@@ -215,19 +300,24 @@ class WarnedArgument(Rule):
             if keywords_only and not all(any(k.arg == a[1] for k in call.keywords) for a in warning["when"]
                                          if a[0] != "tensor"):
                 continue
-            if is_legacy_reduction_warning(warning, site):
-                continue  # TP216 legacy-loss-reduction reports these, with the reduction= fix
-            if _reported_by_deprecated_keyword(qualname, warning):
+            # TP216 legacy-loss-reduction and TP207 deprecated-keyword report these where they are written
+            # (with the reduction= fix); where torch warns in the module's forward, the calls are this rule's.
+            if _handled_by_covering_rule(qualname, warning):
+                continue  # TP112 profiler-use-cuda's use_cuda=, TP401's use_reentrant=: that rule reports it
+            elsewhere = not every_warning and (is_legacy_reduction_warning(warning, site)
+                                               or _reported_by_deprecated_keyword(qualname, warning))
+            if elsewhere and warning.get("on") != "forward":
                 continue
-            if _warning_sites.evaluate(warning["when"], bound, site) is not True:
+            if _warning_sites.evaluate(warning["when"], bound, site, objects) is not True:
                 continue
             if warning["message"] in reported:
                 continue
             reported.add(warning["message"])
             form = _warning_sites.describe(warning["when"])
             first = "2.4 or earlier" if since == Version.parse("2.4") else str(since)
-            yield ctx.diagnostic(call, f"`{_short_name(qualname)}` {form} warns in PyTorch {ctx.target} "
-                                       f"(since {first}): torch warns: {shorten(warning['message'])}")
+            if not elsewhere:
+                yield ctx.diagnostic(call, f"`{_short_name(qualname)}` {form} warns in PyTorch {ctx.target} "
+                                           f"(since {first}): torch warns: {shorten(warning['message'])}")
             if warning.get("on") != "forward":
                 continue
             # torch warns in the module's forward, so where the module is called, not where it was built.
@@ -238,10 +328,20 @@ class WarnedArgument(Rule):
                                           f"{shorten(warning['message'])}")
 
 
+_SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
+
+
 def _module_calls(ctx, construction: ast.Call, qualname: str) -> list[ast.Call]:
     """The calls of the module ``construction`` builds: ``self.X(...)`` in the class that assigns
     ``self.X = construction``, or ``m(...)`` in the function (or module) that assigns ``m = construction``,
-    when every assignment to that name there builds the same torch class."""
+    when every assignment to that name there builds the same torch class. A module built as an element of
+    ``nn.Sequential(...)`` warns where the Sequential is called (``self.head = nn.Sequential(..., nn.Softmax())``
+    then ``self.head(x)``)."""
+    container = ctx.parent_of(construction)
+    if isinstance(container, ast.Call) and construction in container.args \
+            and isinstance(container.func, (ast.Name, ast.Attribute)) \
+            and ctx.resolves_to(container.func) in _SEQUENTIAL:
+        construction, qualname = container, ctx.resolves_to(container.func)
     assignment = ctx.parent_of(construction)
     if not isinstance(assignment, ast.Assign) or len(assignment.targets) != 1 \
             or assignment.value is not construction:
@@ -296,6 +396,59 @@ def _enclosing(ctx, node: ast.AST, kinds: tuple[type, ...]) -> ast.AST | None:
     while parent is not None and not isinstance(parent, kinds):
         parent = ctx.parent_of(parent)
     return parent
+
+
+@lru_cache(maxsize=None)
+def _parameters_of_rules_watching(qualname: str) -> frozenset[str]:
+    """The parameter names (as string literals) in the sources of the hand-written rules that watch
+    ``qualname``: TP230 ddp-broadcast-buffers names "broadcast_buffers", so its warnings are that rule's,
+    while DDP's check_reduction= is this one's."""
+    if not covered(qualname):
+        return frozenset()
+    from torchpatch.rules import all_rules
+
+    parts = qualname.split(".")
+    prefixes = {".".join(parts[:cut]) for cut in range(len(parts), 1, -1)}
+    found: set[str] = set()
+    for rule in all_rules():
+        if rule.code in _GENERIC_CODES or rule is WarnedArgument or not prefixes & {*rule.calls, *rule.references_to}:
+            continue
+        try:
+            source = inspect.getsource(sys.modules[rule.__module__])
+        except (OSError, TypeError, KeyError):
+            return frozenset({"*"})  # cannot tell: leave every warning of the name to that rule
+        found.update(_QUOTED.findall(source))
+    return frozenset(found)
+
+
+_QUOTED = re.compile(r"""["'`]([A-Za-z_][A-Za-z0-9_]*)["'`=]""")
+
+
+def _handled_by_covering_rule(qualname: str, warning: dict) -> bool:
+    handled = _parameters_of_rules_watching(qualname)
+    if not handled:
+        return False
+    if "*" in handled:
+        return True
+    parameters = {atom[1] for atom in warning["when"] if atom[0] not in ("tensor", "positional")}
+    return bool(parameters & handled)
+
+
+def _torch_objects(ctx, bound: dict[str, ast.expr]) -> dict[int, _warning_sites.TorchObject]:
+    """The arguments that name a torch dtype (``compute_dtype=torch.float16``): true wherever torch tests them."""
+    found = {}
+    for node in bound.values():
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            qualname = ctx.resolves_to(node)
+            if qualname in _warning_sites.DTYPE_NAMES:
+                found[id(node)] = _warning_sites.TorchObject(qualname)
+    return found
+
+
+def _observer_classes() -> set[str]:
+    """The classes with sites that torch gives a ``with_args`` factory (the quantization observers)."""
+    return {name for name, site in _warning_sites.callables().items()
+            if not site["method"] and ".quantization." in name}
 
 
 def _method_names() -> set[str]:

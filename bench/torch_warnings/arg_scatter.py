@@ -1,0 +1,17 @@
+import torch
+
+counts = torch.zeros(4)
+index = torch.tensor([0, 1, 1, 3])
+src = torch.ones(4)
+vals = torch.rand(4)
+a = counts.scatter(0, index, src, reduce="add")
+b = counts.clone().scatter_(0, index, vals, reduce="multiply")
+c = torch.scatter(counts, 0, index, src, reduce="add")
+d = counts.scatter(dim=0, index=index, src=vals, reduce="multiply")
+m = torch.zeros(2, 4)
+idx2 = torch.tensor([[0, 1, 2, 3], [3, 2, 1, 0]])
+m.scatter_(1, idx2, torch.ones(2, 4), reduce="add")
+ok1 = counts.scatter(0, index, 1.0, reduce="add")
+ok2 = counts.scatter_reduce(0, index, src, reduce="sum")
+ok3 = counts.scatter_add(0, index, src)
+ok4 = counts.clone().scatter_(0, index, 2.0, reduce="multiply")
