@@ -7,6 +7,7 @@ then lints the same files with the default selection and compares line sets:
 
     python bench/torch_warning_lines.py                 # recall on warning lines, false alarms on the others
     python bench/torch_warning_lines.py --show          # every line, with what torch and torchpatch said
+    python bench/torch_warning_lines.py --python /tmp/t215/bin/python --glob 'name_*.py'   # another torch, some files
 
 A file's construction line (``nn.Softmax()``) that torchpatch flags while torch warns on its call line
 (``m(x)``) counts as found when the two lines are joined by a ``# warns below`` comment; none here needs it.
@@ -47,8 +48,8 @@ print(json.dumps({"warnings": found, "error": error}))
 '''
 
 
-def torch_lines(path: Path) -> tuple[dict[int, list[str]], str | None]:
-    done = subprocess.run([sys.executable, "-c", _RUNNER, str(path)], capture_output=True, text=True, timeout=300)
+def torch_lines(path: Path, python: str = sys.executable) -> tuple[dict[int, list[str]], str | None]:
+    done = subprocess.run([python, "-c", _RUNNER, str(path)], capture_output=True, text=True, timeout=300)
     result = json.loads(done.stdout.strip().splitlines()[-1])
     lines: dict[int, list[str]] = {}
     for warning in result["warnings"]:
@@ -70,12 +71,14 @@ def torchpatch_lines(paths: list[Path]) -> dict[Path, dict[int, list[str]]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--show", action="store_true")
+    parser.add_argument("--python", default=sys.executable, help="the interpreter whose torch is the oracle")
+    parser.add_argument("--glob", default="*.py", help="which corpus files (default: all)")
     args = parser.parse_args(argv)
-    paths = sorted(CORPUS.glob("*.py"))
+    paths = sorted(CORPUS.glob(args.glob))
     flagged = torchpatch_lines(paths)
     warned_total = found = clean_total = false_alarms = 0
     for path in paths:
-        warned, error = torch_lines(path)
+        warned, error = torch_lines(path, args.python)
         ours = flagged.get(path.resolve(), {})
         code_lines = [n for n, text in enumerate(path.read_text().splitlines(), 1)
                       if text.strip() and not text.lstrip().startswith(("import ", "from ", "#", "class ", "def "))]
