@@ -29,13 +29,20 @@ _LISTS = {"key_averages": EVENT_AVG, "events": EVENT}  # method of a profiler â†
 _LIST_ATTRIBUTES = {"function_events": EVENT}
 
 
-def element_accesses(scope_node: ast.AST, resolve: Callable[[ast.expr], str | None]) -> Iterator[tuple[ast.Attribute, str]]:
-    """Each ``X.attr`` in the scope where X is a profiler event of a known type: (the Attribute, the type)."""
+def element_accesses(scope_node: ast.AST, resolve: Callable[[ast.expr], str | None],
+                     parent_of: Callable[[ast.AST], ast.AST | None] | None = None) -> Iterator[tuple[ast.Attribute, str]]:
+    """Each ``X.attr`` in the scope where X is a profiler event of a known type: (the Attribute, the type).
+    With ``parent_of``, a name read inside a loop, a comprehension or a ``key=`` lambda over an event list is that
+    list's element there, whatever else the name is bound to elsewhere in the scope."""
     types = _bind(scope_node, resolve)
 
     def kind(expr: ast.AST) -> str | None:
         """'profiler', 'list:<element type>' or an element type."""
         if isinstance(expr, ast.Name):
+            if parent_of is not None:
+                local = _local_element(expr, scope_node, parent_of, kind)
+                if local is not _UNBOUND:
+                    return local
             return types.get(expr.id)
         if isinstance(expr, ast.Call):
             if resolve(expr.func) in PROFILERS:
@@ -43,6 +50,12 @@ def element_accesses(scope_node: ast.AST, resolve: Callable[[ast.expr], str | No
             func = expr.func
             if isinstance(func, ast.Attribute) and func.attr in _LISTS and kind(func.value) == _PROFILER:
                 return "list:" + _LISTS[func.attr]
+            if isinstance(func, ast.Attribute) and func.attr == "key_averages":
+                # Only torch's profilers and their EventList have ``key_averages()`` (``prof.events().key_averages()``,
+                # a profiler passed in as an argument).
+                return "list:" + EVENT_AVG
+            if isinstance(func, ast.Attribute) and func.attr == "total_average" and kind(func.value) == "list:" + EVENT_AVG:
+                return EVENT_AVG
             return None
         if isinstance(expr, ast.Attribute) and expr.attr in _LIST_ATTRIBUTES and kind(expr.value) == _PROFILER:
             return "list:" + _LIST_ATTRIBUTES[expr.attr]
@@ -52,7 +65,7 @@ def element_accesses(scope_node: ast.AST, resolve: Callable[[ast.expr], str | No
         return None
 
     types_of_loops(scope_node, types, kind)
-    for node in _walk_scope(scope_node):
+    for node in _walk_scope(scope_node, lambdas=parent_of is not None):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             found = kind(node.value)
             if found in (EVENT, EVENT_AVG):
@@ -101,7 +114,58 @@ def _bind(scope_node: ast.AST, resolve) -> dict[str, str]:
                     and value.func.attr in _LISTS and isinstance(value.func.value, ast.Name) \
                     and types.get(value.func.value.id) == _PROFILER:
                 types[name] = "list:" + _LISTS[value.func.attr]
+            elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                    and value.func.attr == "key_averages":
+                types[name] = "list:" + EVENT_AVG  # only torch's profilers and EventList have it
+            elif isinstance(value, ast.Subscript) and not isinstance(value.slice, ast.Slice) \
+                    and isinstance(value.value, ast.Name) and types.get(value.value.id, "").startswith("list:"):
+                types[name] = types[value.value.id][5:]  # ``first = events[0]``
     return types
+
+
+_UNBOUND = object()
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+_KEY_FUNCTIONS = frozenset({"sorted", "min", "max", "filter", "map"})
+
+
+def _local_element(name: ast.Name, scope_node: ast.AST, parent_of, kind):
+    """What ``name`` is where it is read, from the nearest loop, comprehension or lambda around it that binds it:
+    an element type, None (bound there to something unknown), or _UNBOUND (no such construct up to the scope)."""
+    def element(iterable: ast.expr):
+        found = kind(iterable)
+        return found[5:] if found and found.startswith("list:") else None
+
+    child: ast.AST = name
+    node = parent_of(name)
+    while node is not None and node is not scope_node:
+        if isinstance(node, _COMPREHENSIONS):
+            for generator in reversed(node.generators):
+                if child is generator.iter and generator is node.generators[0]:
+                    continue  # the first iterable is evaluated outside the comprehension
+                if any(isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(generator.target)):
+                    return element(generator.iter) if isinstance(generator.target, ast.Name) else None
+        elif isinstance(node, (ast.For, ast.AsyncFor)) and child in node.body:
+            if any(isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(node.target)):
+                if not isinstance(node.target, ast.Name) or any(
+                        isinstance(n, ast.Name) and n.id == name.id and isinstance(n.ctx, ast.Store)
+                        for statement in node.body for n in ast.walk(statement)):
+                    return None
+                return element(node.iter)
+        elif isinstance(node, ast.Lambda):
+            if any(argument.arg == name.id for argument in ast.walk(node.args) if isinstance(argument, ast.arg)):
+                # ``sorted(events, key=lambda e: e.cuda_time_total)``, ``map(lambda e: ..., events)``
+                holder = parent_of(node)
+                call = parent_of(holder) if isinstance(holder, ast.keyword) and holder.arg == "key" else holder
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in _KEY_FUNCTIONS:
+                    if holder is not call and call.args and call.func.id in ("sorted", "min", "max"):
+                        return element(call.args[0])
+                    if holder is call and len(call.args) == 2 and call.args[0] is node and call.func.id in ("map", "filter"):
+                        return element(call.args[1])
+                return None
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            break
+        child, node = node, parent_of(node)
+    return _UNBOUND
 
 
 def types_of_loops(scope_node: ast.AST, types: dict[str, str], kind) -> None:
@@ -141,13 +205,15 @@ def _targets(node: ast.AST) -> list[ast.AST]:
     return []
 
 
-def _walk_scope(scope_node: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of one scope: nested functions and classes are their own scopes (comprehensions are not)."""
+def _walk_scope(scope_node: ast.AST, lambdas: bool = False) -> Iterator[ast.AST]:
+    """The nodes of one scope: nested functions and classes are their own scopes (comprehensions are not, and
+    with ``lambdas`` neither are lambdas' bodies)."""
     stack = list(ast.iter_child_nodes(scope_node))
     while stack:
         node = stack.pop()
         yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                or isinstance(node, ast.Lambda) and not lambdas:
             continue
         stack.extend(ast.iter_child_nodes(node))
 
@@ -171,7 +237,7 @@ def element_accesses_once(ctx, call: ast.Call, rule_code: str) -> Iterator[tuple
     if id(scope_node) in done:
         return
     done.add(id(scope_node))
-    yield from element_accesses(scope_node, lambda expr: ctx.scopes.qualname(expr, ctx.scope))
+    yield from element_accesses(scope_node, lambda expr: ctx.scopes.qualname(expr, ctx.scope), ctx.parent_of)
 
 
 # -- tensors ----------------------------------------------------------------------------------------
