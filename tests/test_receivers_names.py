@@ -154,3 +154,32 @@ def test_the_facts_hold_on_torch(monkeypatch):
         warnings.simplefilter("always")
         torch.ones(2).resize(2)
     assert any("non-inplace resize is deprecated" in str(w.message) for w in caught)
+
+
+def test_objects_built_into_self_attributes_and_indexed_results(lint):
+    code = """\
+        import torch
+        from torch.utils.data import ConcatDataset
+        from torch.utils._pytree import tree_flatten
+        class Data:
+            def __init__(self, parts):
+                self.data = ConcatDataset(parts)
+            def sizes(self):
+                return self.data.cummulative_sizes
+        class Other:
+            def __init__(self, parts):
+                self.data = ConcatDataset(parts)
+            def reset(self, d):
+                self.data = d
+            def sizes(self):
+                return self.data.cummulative_sizes
+        spec = tree_flatten([1, 2])[1].children_specs
+        leaves = tree_flatten([1, 2])[0].children_specs
+        """
+    assert _rows(lint, code, ["TP260"]) == [8, 16]
+
+
+def test_removed_torch_six_is_reported_outside_import_fallbacks(lint):
+    code = "import torch\nfrom torch._six import inf\ntry:\n    from torch._six import string_classes\n" \
+           "except ImportError:\n    string_classes = str\n"
+    assert _rows(lint, code, ["TP101"]) == [2]

@@ -677,6 +677,41 @@ def built_accesses(scope_node: ast.AST, resolve: Callable[[ast.expr], str | None
             found = built_by.get(resolve(value.func) or "")
             if found is not None and found[1] is None:
                 yield node, found[0]
+        elif isinstance(value, ast.Subscript) and isinstance(value.value, ast.Call) \
+                and isinstance(value.slice, ast.Constant) and type(value.slice.value) is int:
+            found = built_by.get(resolve(value.value.func) or "")  # ``tree_flatten(x)[1].children_specs``
+            if found is not None and found[1] is not None and found[1] == value.slice.value:
+                yield node, found[0]
+
+
+def member_built_accesses(owner: ast.ClassDef, resolve: Callable[[ast.expr], str | None],
+                          built_by: dict[str, tuple[str, int | None]]) -> Iterator[tuple[ast.Attribute, str]]:
+    """Each ``self.x.attr`` read in the methods of ``owner`` where every assignment of ``self.x`` in them is a call
+    ``built_by`` knows (``self.data = ConcatDataset([...])`` in ``__init__``, ``self.data.cummulative_sizes``)."""
+    kinds: dict[str, set[str | None]] = {}
+    methods = [node for node in owner.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for method in methods:
+        for node in ast.walk(method):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+            for target in targets:
+                for part in ast.walk(target):
+                    if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "self":
+                        found = None
+                        if part is target and isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                                and isinstance(node.value, ast.Call):
+                            built = built_by.get(resolve(node.value.func) or "")
+                            found = built[0] if built is not None and built[1] is None else None
+                        kinds.setdefault(part.attr, set()).add(found)
+    known = {name: next(iter(found)) for name, found in kinds.items() if len(found) == 1 and None not in found}
+    if not known:
+        return
+    for method in methods:
+        for node in ast.walk(method):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) \
+                    and isinstance(node.value, ast.Attribute) and node.value.attr in known \
+                    and isinstance(node.value.value, ast.Name) and node.value.value.id == "self":
+                yield node, known[node.value.attr]
 
 
 def _rebinds_any(node: ast.AST, counts: dict[str, int]) -> bool:
