@@ -386,6 +386,10 @@ class _Inference:
         receiver = self.kind(func.value, scope_node, depth)
         if receiver == TENSOR and func.attr in _TENSOR_METHODS:
             return TENSOR
+        if receiver is None and func.attr in _PARAMETER_LISTS:
+            return TENSORS  # ``for p in layer.parameters()``: only modules have them (an unknown ``layer`` too)
+        if receiver is None and func.attr in _NAMED_PARAMETER_LISTS:
+            return NAMED_TENSORS
         if receiver == MODULE:
             if func.attr in _PARAMETER_LISTS:
                 return TENSORS
