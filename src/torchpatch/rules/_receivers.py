@@ -313,7 +313,8 @@ def is_tensor(ctx, expr: ast.expr) -> bool:
 class _Inference:
     def __init__(self, ctx):
         self.ctx = ctx
-        self.classes = _file_classes(ctx)
+        self.classes = _file_classes(ctx)  # the file's nn.Module subclasses
+        self.all_classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
 
     def resolve(self, node: ast.expr) -> str | None:
         return self.ctx.scopes.qualname(node, self.ctx.scope)
@@ -327,7 +328,7 @@ class _Inference:
         if isinstance(node, ast.Attribute):
             if isinstance(node.value, ast.Name) and node.value.id == "self":
                 owner = _enclosing_class(self.ctx, scope_node)
-                if owner is not None and owner.name in self.classes:
+                if owner is not None and self.all_classes.get(owner.name) is owner:
                     return self.member_kind(owner.name, node.attr, deeper)
             inner = self.kind(node.value, scope_node, deeper)
             if inner == TENSOR and node.attr in _TENSOR_ATTRIBUTES:
@@ -369,6 +370,8 @@ class _Inference:
         if qualname and qualname.startswith("torch.nn.") and not qualname.startswith("torch.nn.functional.") \
                 and qualname.rpartition(".")[2][:1].isupper():
             return MODULE
+        if self._module_output_is_tensor(func, scope_node, depth):
+            return TENSOR
         if isinstance(func, ast.Name):
             if func.id in self.classes and self._is_file_definition(func):
                 return MODULE
@@ -408,6 +411,29 @@ class _Inference:
                 return NAMED_TENSORS
         return None
 
+    def _module_output_is_tensor(self, func: ast.expr, scope_node: ast.AST, depth: int) -> bool:
+        """``y = self.fc(x)`` / ``y = layer(x)`` where the module is a torch.nn layer built by the code (a name bound
+        only to it, ``self.fc = nn.Linear(...)`` in the class) whose forward returns one tensor."""
+        values: list[ast.expr] = []
+        if isinstance(func, ast.Name) and func.id != "self":
+            values = _bindings(scope_node, func.id)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            owner = _enclosing_class(self.ctx, scope_node)
+            if owner is None or self.all_classes.get(owner.name) is not owner:
+                return False
+            values = _member_values(owner, func.attr)
+        if not values:
+            return False
+        for value in values:
+            if not isinstance(value, ast.Call) or not isinstance(value.func, (ast.Name, ast.Attribute)):
+                return False
+            qualname = self.resolve(value.func) or ""
+            name = qualname.rpartition(".")[2]
+            if not qualname.startswith("torch.nn.") or qualname.startswith("torch.nn.functional.") \
+                    or not name[:1].isupper() or name in _MODULES_NOT_RETURNING_A_TENSOR:
+                return False
+        return True
+
     def _is_file_definition(self, name: ast.Name) -> bool:
         """``Net`` is the file's own module-level class or function (not an import or another binding)."""
         binding = self.ctx.scopes.binding_for(name.id, self.ctx.scopes.module_scope, (10**9, 0))
@@ -433,10 +459,10 @@ class _Inference:
         pending = [class_name]
         while pending:
             name = pending.pop()
-            if name in seen or name not in self.classes:
+            if name in seen or name not in self.all_classes:
                 continue
             seen.add(name)
-            definition = self.classes[name]
+            definition = self.all_classes[name]
             pending.extend(base.id for base in definition.bases if isinstance(base, ast.Name))
             for statement in definition.body:
                 if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) \
@@ -522,6 +548,35 @@ class _Inference:
         if kind == TENSOR_DICT and isinstance(target, ast.Name):
             return None  # the keys
         return None
+
+
+#: torch.nn modules whose forward returns a tuple, whatever it is given, or nothing fixed (containers, Identity).
+_MODULES_NOT_RETURNING_A_TENSOR = frozenset({
+    "RNN", "LSTM", "GRU", "RNNBase", "MultiheadAttention", "AdaptiveLogSoftmaxWithLoss", "Sequential", "ModuleList",
+    "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Module", "MaxPool1d", "MaxPool2d", "MaxPool3d",
+    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d",
+    "DataParallel", "Parameter", "Buffer", "Embedding", "EmbeddingBag",
+})
+
+
+def _member_values(owner: ast.ClassDef, attribute: str) -> list[ast.expr]:
+    """The values of ``self.<attribute> = value`` in the class's methods (empty when it is bound any other way)."""
+    values: list[ast.expr] = []
+    for method in owner.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(method):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+            for target in targets:
+                for part in ast.walk(target):
+                    if isinstance(part, ast.Attribute) and part.attr == attribute and isinstance(part.value, ast.Name) \
+                            and part.value.id == "self":
+                        if part is target and isinstance(node, ast.Assign) and len(node.targets) == 1:
+                            values.append(node.value)
+                        else:
+                            return []
+    return values
 
 
 def _bindings(scope_node: ast.AST, name: str) -> list[ast.expr]:
