@@ -30,6 +30,7 @@ def run_snippet(code: str) -> dict:
     with tempfile.TemporaryDirectory() as workdir, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         previous = os.getcwd()
+        environment = dict(os.environ)  # a snippet that sets TORCH_HUB must not reach the next one
         os.chdir(workdir)
         torch.set_warn_always(True)
         # TypedStorage's warning keeps its own once-per-process flag, which set_warn_always does not reach.
@@ -42,6 +43,8 @@ def run_snippet(code: str) -> dict:
         finally:
             torch.set_warn_always(False)
             os.chdir(previous)
+            os.environ.clear()
+            os.environ.update(environment)
     for item in caught:
         record["warnings"].append({"category": item.category.__name__, "message": str(item.message)[:2000],
                                    "filename": os.path.basename(item.filename), "lineno": item.lineno})

@@ -291,9 +291,12 @@ class RuleIndex:
         self._method_names = sorted(self.methods)
         self._method_patterns: dict[tuple[str, ...], re.Pattern] = {}  # per set of names a text holds
         self.attributes: dict[str, list[Rule]] = {}
+        self.definitions: dict[str, list[Rule]] = {}  # method names defined in a class (protocols)
         for rule in self.rules:
             for name in rule.attributes_assigned:
                 self.attributes.setdefault(name, []).append(rule)
+            for name in rule.methods_defined:
+                self.definitions.setdefault(name, []).append(rule)
         # What a chain must reach for a rule to see it, and every dotted start of those names (engine/candidates.py).
         self.watched = frozenset(self.calls) | frozenset(self.references)
         self.watched_prefixes = frozenset(prefix for name in self.watched for prefix in _prefixes(name))
@@ -318,7 +321,9 @@ def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, m
     tracked name, not only those whose chains can reach a watched name (the same findings, slower; for tests)."""
     exports = lambda module: star_exports(module, min_torch, target)  # noqa: E731
     found = Mentions()
-    if not every_mention and nothing_to_walk(text, tree, index, exports, found):
+    # ``def __torch_function__`` in a class: a definition, not a mention of a torch name (a plain substring test).
+    defines = [name for name in index.definitions if name in text]
+    if not every_mention and not defines and nothing_to_walk(text, tree, index, exports, found):
         return []  # most files: no rule can see anything in them, and pass 1 is not needed to know it
     rows = found.rows  # None when every mention is walked (or the text was not read): from the scope tree
     if rows is None:
@@ -330,12 +335,38 @@ def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, m
     try:
         ctx = Context(text, locator, tree, scopes, target, min_torch)
         candidate_rows = rows if rows is not None else _candidate_rows(text, scopes, index, every_mention, found)
-        if not candidate_rows and not scopes.imports:
+        if not candidate_rows and not scopes.imports and not defines:
             return []
         _Walker(ctx, index, candidate_rows).run()
+        if defines:
+            _check_definitions(ctx, index, defines)
         return ctx.diagnostics
     finally:
         scopes.release()  # freed at once, not by the cyclic collector
+
+
+def _check_definitions(ctx: Context, index: RuleIndex, names: list[str]) -> None:
+    """The ``methods_defined`` hooks: each ``def NAME`` directly in a class body, classes nested anywhere. Code the
+    walker skips (the old branch of a version check, an ImportError fallback) is skipped here too."""
+    wanted = set(names)
+
+    def visit(body: list[ast.stmt], scope: Scope) -> None:
+        for statement in body:
+            if type(statement) in _SIMPLE_STATEMENTS or isinstance(statement, (ast.Import, ast.ImportFrom)):
+                continue
+            _, bodies, inner = _split_statement(statement, ctx.scopes, scope)
+            if isinstance(statement, ast.ClassDef):
+                for item in statement.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in wanted:
+                        ctx.statement, ctx.scope = item, inner
+                        for rule in index.definitions[item.name]:
+                            ctx.rule = rule
+                            ctx.diagnostics.extend(rule.check_method_definition(ctx, statement, item))
+            for nested in bodies:
+                visit(nested, inner)
+
+    visit(ctx.tree.body, ctx.scopes.module_scope)
+    ctx.scope, ctx.statement = ctx.scopes.module_scope, None
 
 
 def _tracked_names(scopes: ScopeTree) -> set[str]:

@@ -413,6 +413,8 @@ def _runs_a_warned_name(ctx, reference, row: ApiChange) -> bool:
     parent = ctx.parent_of(node)
     if isinstance(parent, ast.Call) and parent.func is node:
         return True
+    if row.warns_on_attribute and isinstance(parent, ast.Attribute) and parent.value is node:
+        return True  # ``from torch.distributed import reduce_op`` … ``reduce_op.SUM`` (FutureWarning there)
     return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node in parent.decorator_list
 
 

@@ -66,6 +66,9 @@ class ApiChange:
     #: whose static ``apply`` warns): (name, attributes) pairs; importing one is kept while the file never
     #: reaches those attributes through it.
     submodule_names_kept_unless: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: An object that warns on every attribute read (``dist.reduce_op``, whose ``__getattribute__`` warns): a
+    #: from-imported name of it warns where its attributes are read, not only where it is called.
+    warns_on_attribute: bool = False
 
     def move_for(self, module: str) -> ModuleMove | None:
         """The new home of ``module`` (the row's module or one of its submodules), or None."""
@@ -119,6 +122,7 @@ def api_changes() -> tuple[ApiChange, ...]:
             submodule_names_kept=tuple(row.get("submodule_names_kept", ())),
             submodule_names_kept_unless=tuple(
                 (name, tuple(attributes)) for name, attributes in row.get("submodule_names_kept_unless", {}).items()),
+            warns_on_attribute=row.get("warns_on_attribute", False),
         ))
     return tuple(rows)
 

@@ -88,6 +88,7 @@ class Rule:
     references_to: ClassVar[frozenset[str]] = frozenset()
     methods: ClassVar[frozenset[str]] = frozenset()
     attributes_assigned: ClassVar[frozenset[str]] = frozenset()  # ``obj.NAME = ...`` on objects of any type
+    methods_defined: ClassVar[frozenset[str]] = frozenset()  # ``class C: def NAME(...)`` (a protocol method)
     dependencies: ClassVar[frozenset[str]] = frozenset()  # package names in requirements/pyproject/setup.cfg
 
     VALID: ClassVar[list] = []
@@ -106,6 +107,12 @@ class Rule:
     def check_attribute_assignment(self, ctx: "Context", target: ast.expr, value: ast.expr | None) -> Iterable[Diagnostic]:
         """``obj.NAME = value`` (``target`` is the ast.Attribute) or ``setattr(obj, "NAME", value)`` (``target`` is
         the string constant) for a NAME in ``attributes_assigned``; ``value`` is None for ``obj.NAME += ...``."""
+        return ()
+
+    def check_method_definition(self, ctx: "Context", owner: ast.ClassDef,
+                                function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterable[Diagnostic]:
+        """``def NAME(...)`` directly in the body of class ``owner``, for a NAME in ``methods_defined`` (in any file
+        that mentions torch, whether or not the class does)."""
         return ()
 
     def check_requirement(self, ctx, requirement) -> Iterable[Diagnostic]:

@@ -124,6 +124,13 @@ class DeprecatedReceiverAttribute(Rule):
         resolve = lambda expr: ctx.scopes.qualname(expr, ctx.scope)  # noqa: E731
         for node, kind in receivers.built_accesses(scope_node, resolve, BUILT_BY):
             yield from self._report(ctx, node, kind)
+        owner = ctx.parent_of(scope_node) if scope_node is not ctx.tree else None
+        if isinstance(owner, ast.ClassDef) and id(owner) not in done:
+            done.add(id(owner))  # ``self.data = ConcatDataset(...)`` in __init__, read in another method
+            seen = {id(node) for node, _ in receivers.built_accesses(scope_node, resolve, BUILT_BY)}
+            for node, kind in receivers.member_built_accesses(owner, resolve, BUILT_BY):
+                if id(node) not in seen:
+                    yield from self._report(ctx, node, kind)
 
     def _report(self, ctx, node: ast.Attribute, kind: str):
         end = ctx.end(node)

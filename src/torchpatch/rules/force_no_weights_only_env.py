@@ -18,28 +18,28 @@ def _is_environ(ctx, node: ast.expr, scope) -> bool:
     return ctx.scopes.qualname(node, scope) == "os.environ"
 
 
-def _variable_settings(ctx) -> list[tuple[ast.AST, ast.expr | None]]:
+def _variable_settings(ctx, variable: str = _VARIABLE) -> list[tuple[ast.AST, ast.expr | None]]:
     """(node to report, the value set or None when unknown) for each place the file sets the variable."""
     found = []
     for node, scope in scoped_nodes(ctx, ctx.tree, ctx.scopes.module_scope):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Subscript) and _is_environ(ctx, target.value, scope) \
-                        and isinstance(target.slice, ast.Constant) and target.slice.value == _VARIABLE:
+                        and isinstance(target.slice, ast.Constant) and target.slice.value == variable:
                     found.append((target, node.value))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             name = node.func.attr
             if name == "setdefault" and _is_environ(ctx, node.func.value, scope) \
                     or name == "putenv" and ctx.scopes.qualname(node.func, scope) == "os.putenv":
-                if len(node.args) == 2 and isinstance(node.args[0], ast.Constant) and node.args[0].value == _VARIABLE:
+                if len(node.args) == 2 and isinstance(node.args[0], ast.Constant) and node.args[0].value == variable:
                     found.append((node, node.args[1]))
             elif name == "update" and _is_environ(ctx, node.func.value, scope):
                 for argument in node.args:
                     if isinstance(argument, ast.Dict):
                         for key, value in zip(argument.keys, argument.values):
-                            if isinstance(key, ast.Constant) and key.value == _VARIABLE:
+                            if isinstance(key, ast.Constant) and key.value == variable:
                                 found.append((key, value))
-                found.extend((k, k.value) for k in node.keywords if k.arg == _VARIABLE)
+                found.extend((k, k.value) for k in node.keywords if k.arg == variable)
     return found
 
 

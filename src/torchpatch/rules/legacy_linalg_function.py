@@ -29,6 +29,10 @@ FUNCTIONS = {
 
 #: ``torch.svd(A, compute_uv=False)`` computes only the singular values: its docstring (2.4.1 and 2.15.0
 #: ``_torch_docs.py``) says it "should be replaced with ``S = torch.linalg.svdvals(A)``", not with linalg.svd.
+#: The 2.15.0 wheel raises ``RuntimeError: This function was deprecated since version 1.9 and is now removed`` for
+#: these (torch 2.13.0 still warns only; 2.14 was not checked), ``Tensor.qr()``/``Tensor.cholesky()`` too.
+RAISE_FROM = {"torch.cholesky": v("2.15"), "torch.qr": v("2.15")}
+
 SVD_VALUES_ONLY = "`torch.linalg.svdvals(A)` (the singular values `S`, all that `compute_uv=False` computes)"
 
 _SIMPLE = (ast.Name, ast.Attribute, ast.Constant, ast.Subscript)
@@ -129,6 +133,8 @@ class LegacyLinalgFunction(Rule):
 
     def check_call(self, ctx, call, qualname):
         phrase, use = FUNCTIONS[qualname]
+        if qualname in RAISE_FROM and ctx.target >= RAISE_FROM[qualname]:
+            phrase = f"{phrase[:-len(' (UserWarning)')]}, removed in {RAISE_FROM[qualname]} (it raises RuntimeError there)"
         if qualname == "torch.svd" and _bool(_argument(call, "compute_uv", 2), True) is False:
             use = SVD_VALUES_ONLY
         fix = None if has_star_args(call) or not isinstance(call.func, (ast.Name, ast.Attribute)) else \

@@ -48,6 +48,8 @@ class ProfilerCudaAttributes(Rule):
     fix_safety_note = "The `device_*` attribute exists on both event classes in every release 2.4 … 2.15."
     references = ("https://docs.pytorch.org/docs/stable/autograd.html#profiler",)
     calls = receivers.PROFILERS
+    #: ``def summarize(prof): for row in prof.key_averages(): ...``: only torch's profilers and EventList have it.
+    methods = frozenset({"key_averages"})
 
     VALID = [
         "import torch\nwith torch.profiler.profile() as prof:\n    run()\n"
@@ -76,6 +78,9 @@ class ProfilerCudaAttributes(Rule):
                       "for e in prof.events():\n    print(e.device_time_total)\nfor e in prof.events():\n    print(e.device_time)\n",
                 torch_warns="cuda_time_total. is deprecated"),
     ]
+
+    def check_method_call(self, ctx, call):
+        yield from self.check_call(ctx, call, None)
 
     def check_call(self, ctx, call, qualname):
         for node, kind in receivers.element_accesses_once(ctx, call, self.code):

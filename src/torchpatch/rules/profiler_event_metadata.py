@@ -44,6 +44,8 @@ class ProfilerEventMetadata(Rule):
     references = ("https://docs.pytorch.org/docs/stable/autograd.html#profiler",)
     catalog_ids = ("prof.event-metadata",)
     calls = receivers.PROFILERS
+    #: ``def summarize(prof): for row in prof.key_averages(): ...``: only torch's profilers and EventList have it.
+    methods = frozenset({"key_averages"})
 
     VALID = [
         "import torch\nwith torch.profiler.profile() as prof:\n    run()\nfor event in prof.events():\n"
@@ -61,6 +63,9 @@ class ProfilerEventMetadata(Rule):
         Invalid("import torch\nwith torch.profiler.profile() as prof:\n    run()\nevents = prof.events()\n"
                 "print(events[0].event_metadata)\n"),
     ]
+
+    def check_method_call(self, ctx, call):
+        yield from self.check_call(ctx, call, None)
 
     def check_call(self, ctx, call, qualname):
         for node, kind in receivers.element_accesses_once(ctx, call, self.code):
