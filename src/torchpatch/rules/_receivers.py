@@ -213,6 +213,8 @@ def is_tensor(ctx, expr: ast.expr) -> bool:
                 return "tensor"
             return None
         if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "self":
+                return "tensor" if _self_attribute_is_tensor(ctx, node, resolve) else None
             inner = known(node.value, depth + 1)
             if node.attr in _TENSOR_ATTRIBUTES and inner == "tensor":
                 return "tensor"
@@ -224,6 +226,37 @@ def is_tensor(ctx, expr: ast.expr) -> bool:
         return None
 
     return known(expr) == "tensor"
+
+
+#: The legacy typed constructors (``torch.FloatTensor(storage)``, ``torch.cuda.LongTensor(n)``) build tensors too.
+_TYPED_CONSTRUCTORS = frozenset(f"torch.{prefix}{kind}Tensor" for prefix in ("", "cuda.") for kind in (
+    "Float", "Double", "Half", "BFloat16", "Byte", "Char", "Short", "Int", "Long", "Bool"))
+
+
+def _self_attribute_is_tensor(ctx, node: ast.Attribute, resolve) -> bool:
+    """``self.X`` where every ``self.X = ...`` in the methods of the enclosing class is a tensor factory or
+    typed-constructor call (pretrained-models' meter: ``self.scores = torch.FloatTensor(torch.FloatStorage())``
+    in ``reset``, ``self.scores.storage()`` in ``add``). Any other binding of ``self.X`` makes it unknown."""
+    cls = ctx.parent_of(node)
+    while cls is not None and not isinstance(cls, ast.ClassDef):
+        cls = ctx.parent_of(cls)
+    if cls is None:
+        return False
+    kinds = set()
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for sub in _walk_scope(method):
+            targets = _targets(sub) if not isinstance(sub, ast.AugAssign) else []
+            if not any(isinstance(t, ast.Attribute) and t.attr == node.attr and isinstance(t.value, ast.Name)
+                       and t.value.id == "self" for target in targets for t in ast.walk(target)):
+                continue
+            value = getattr(sub, "value", None)
+            kinds.add(isinstance(sub, (ast.Assign, ast.AnnAssign)) and len(targets) == 1
+                      and isinstance(targets[0], ast.Attribute) and isinstance(value, ast.Call)
+                      and isinstance(value.func, (ast.Name, ast.Attribute))
+                      and (resolve(value.func) in TENSOR_FACTORIES or resolve(value.func) in _TYPED_CONSTRUCTORS))
+    return kinds == {True}
 
 
 def _name_kind(ctx, scope_node: ast.AST, name: str, known, resolve, depth: int) -> str | None:
