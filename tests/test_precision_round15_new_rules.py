@@ -37,3 +37,11 @@ def test_meshgrid_guarded_by_a_version_check_is_not_reported(lint):
     source = ("import torch\nfrom packaging import version\nTORCH_1_10 = version.parse(torch.__version__) >= version.parse('1.10')\n"
               "def grid(y, x):\n    return torch.meshgrid(y, x, indexing='ij') if TORCH_1_10 else torch.meshgrid(y, x)\n")
     assert findings_of(lint, source, "TP245") == []
+
+
+def test_a_forward_ctx_without_staticmethod_and_no_init_is_not_reported(lint):
+    # apply() calls forward as a plain function of the class, so this works on 2.13 (checked); only the legacy
+    # shape (an __init__, or forward(self, ...)) is the one whose instances are called.
+    source = ("import torch\n\nclass Twice(torch.autograd.Function):\n    def forward(ctx, x):\n        return x * 2\n\n"
+              "y = Twice.apply(torch.ones(2))\n")
+    assert findings_of(lint, source, "TP131") == []
