@@ -140,6 +140,9 @@ def encode_python(source: Source, text: str) -> bytes:
     return codecs.BOM_UTF8 + data if source.bom else data
 
 
+_PYTHON_NAMES = ("python", "python3", "ipython")
+
+
 def _read_notebook(path: Path, data: bytes) -> Source:
     try:
         raw = data.decode("utf-8-sig")
@@ -148,8 +151,13 @@ def _read_notebook(path: Path, data: bytes) -> Source:
         raise UnreadableFile(f"invalid notebook JSON: {error}") from None
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         raise UnreadableFile("invalid notebook: no 'cells' list")
-    language = (notebook.get("metadata") or {}).get("language_info", {}).get("name", "python")
-    if isinstance(language, str) and language.lower() not in ("python", "python3", "ipython"):
+    metadata = notebook.get("metadata") or {}
+    language = (metadata.get("language_info") or {}).get("name", "python")
+    # Bento/VS Code write language_info "plaintext" beside a Python kernel (torchrec's tutorials): the
+    # kernel's language decides then.
+    kernel = (metadata.get("kernelspec") or {}).get("language")
+    if isinstance(language, str) and language.lower() not in _PYTHON_NAMES and not (
+            isinstance(kernel, str) and kernel.lower() in _PYTHON_NAMES):
         raise UnreadableFile(f"notebook language is {language!r}, not Python")
     parts: list[str] = []
     cells: list[Cell] = []

@@ -262,7 +262,10 @@ TENSOR_FACTORIES = frozenset({f"torch.{name}" for name in (
         "linear", "conv1d", "conv2d", "conv3d", "dropout", "layer_norm", "group_norm", "batch_norm", "normalize",
         "pad", "interpolate", "embedding", "one_hot", "cross_entropy", "mse_loss", "l1_loss", "nll_loss",
         "binary_cross_entropy", "binary_cross_entropy_with_logits", "avg_pool2d", "adaptive_avg_pool2d",
-        "scaled_dot_product_attention", "cosine_similarity", "pixel_shuffle", "unfold", "fold")})
+        "scaled_dot_product_attention", "cosine_similarity", "pixel_shuffle", "unfold", "fold")}
+    # The legacy typed constructors (``torch.FloatTensor(storage)``, ``torch.cuda.LongTensor(n)``) build tensors too.
+    | {f"torch.{prefix}{kind}Tensor" for prefix in ("", "cuda.") for kind in (
+        "Float", "Double", "Half", "BFloat16", "Byte", "Char", "Short", "Int", "Long", "Bool")})
 TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 #: Tensor methods that return one tensor.
 _TENSOR_METHODS = frozenset({

@@ -11,12 +11,17 @@ from torchpatch.versions import v
 #: parameter in every release 2.4–2.15 (src 2.4, 2.12, 2.13 torch/nn/parallel/distributed.py).
 _POSITION = 4
 _DDP = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
+#: The composable ``replicate(module, device_id=None, **kwargs)`` hands its keywords to
+#: ``DistributedDataParallel`` (2.4 and 2.13 torch/distributed/_composable/replicate.py), so 2.13 warns there too
+#: (torchrec's test_fp_embeddingbag.py: ``replicate(..., broadcast_buffers=False)``).
+_REPLICATE = ("torch.distributed._composable.replicate", "torch.distributed._composable.replicate.replicate")
 
 
 class DdpBroadcastBuffers(Rule):
     """
     ## What it does
-    Flags `broadcast_buffers=` in `torch.nn.parallel.DistributedDataParallel(...)` calls.
+    Flags `broadcast_buffers=` in `torch.nn.parallel.DistributedDataParallel(...)` calls, and in the composable
+    `torch.distributed._composable.replicate(...)`, which passes its keywords on to `DistributedDataParallel`.
 
     ## Why is this bad?
     PyTorch 2.13 deprecated `broadcast_buffers` (a `FutureWarning` when the model is wrapped) in
@@ -49,7 +54,7 @@ class DdpBroadcastBuffers(Rule):
         "https://docs.pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html",
     )
     catalog_ids = ("dist.ddp-broadcast-buffers",)
-    calls = frozenset(_DDP)
+    calls = frozenset(_DDP + _REPLICATE)
 
     VALID = [
         "import torch\nmodel = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])\n",
@@ -82,11 +87,12 @@ class DdpBroadcastBuffers(Rule):
     def check_call(self, ctx, call, qualname):
         argument = keyword(call, "broadcast_buffers")
         if argument is None:
-            if has_starred(call) or has_double_star(call) or len(call.args) <= _POSITION:
+            if qualname in _REPLICATE or has_starred(call) or has_double_star(call) or len(call.args) <= _POSITION:
                 return
             yield ctx.diagnostic(call.args[_POSITION], self._message("passed positionally"))
             return
-        yield ctx.diagnostic(argument, self._message(), self._fix(ctx, call, argument))
+        detail = "passed on by `replicate`" if qualname in _REPLICATE else ""
+        yield ctx.diagnostic(argument, self._message(detail), self._fix(ctx, call, argument))
 
     def _message(self, detail: str = "") -> str:
         where = f" ({detail})" if detail else ""

@@ -35,6 +35,12 @@ def _numeric(node: ast.expr) -> bool:
     return False
 
 
+def _tensor_attribute(node: ast.expr) -> bool:
+    """``p.data`` / ``p.grad`` as the tensor argument: the optimizer shape ``grad.add(group["weight_decay"],
+    p.data)`` (dlrm's rwsadagrad, copied from torch's pre-1.5 Adagrad), where the scalar is a param-group entry."""
+    return isinstance(node, ast.Attribute) and node.attr in ("data", "grad")
+
+
 class ScalarFirstOverload(Rule):
     """
     ## What it does
@@ -45,7 +51,8 @@ class ScalarFirstOverload(Rule):
 
     `add_`, `sub_`, `addcmul(_)` and `addcdiv(_)` are reported on any receiver in files that use torch
     (except `self`/`cls`); the generic `add`/`sub` only when the scalar is written as a number or an
-    arithmetic expression holding one, and `torch.add`/`torch.sub`/`torch.addcmul`/`torch.addcdiv` always.
+    arithmetic expression holding one, or the tensor argument is a `.data`/`.grad`
+    (`grad.add(group["wd"], p.data)`), and `torch.add`/`torch.sub`/`torch.addcmul`/`torch.addcdiv` always.
 
     ## Why is this bad?
     These are the pre-1.5 signatures that optimizers copied for years. Every release 2.4 … 2.15 still
@@ -122,7 +129,8 @@ class ScalarFirstOverload(Rule):
             return
         if not self._deprecated_form(call, count, keyword):
             return
-        if method in GENERIC and not _numeric(call.args[0]) and not _receivers.is_tensor(ctx, receiver):
+        if method in GENERIC and not (_numeric(call.args[0]) or _tensor_attribute(call.args[1])
+                                      or _receivers.is_tensor(ctx, receiver)):
             return  # graph.add(node, parent); but grad.add(group["weight_decay"], p.data) on a known tensor
         yield self._report(ctx, call, method, 0, keyword)
 

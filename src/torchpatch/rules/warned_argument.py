@@ -218,6 +218,8 @@ class WarnedArgument(Rule):
         shape = _UNAMBIGUOUS_METHODS.get(method)
         if shape is None or _is_literal_receiver(call.func.value):
             return
+        if method == "state_dict" and call.args and _defines_positional_state_dict(ctx.tree):
+            return  # the project's own state_dict(destination, prefix, keep_vars) may be the one called
         qualname, needs = shape
         site = _warning_sites.callables().get(qualname)
         if site is None:
@@ -469,6 +471,15 @@ def _reported_by_deprecated_keyword(qualname: str, warning: dict) -> bool:
 
 def _short_name(qualname: str) -> str:
     return qualname.rsplit(".", 2)[-2] + "." + qualname.rsplit(".", 1)[-1] if qualname.count(".") > 1 else qualname
+
+
+def _defines_positional_state_dict(tree: ast.Module) -> bool:
+    """The file defines a ``state_dict`` method that takes positional parameters (torchrec's lookups override
+    ``state_dict(self, destination=None, prefix="", keep_vars=False)`` and forward those positionally to their
+    kernels, which override it too): a positional ``x.state_dict(destination, prefix)`` on an unknown receiver
+    may then call such an override, on which torch never warns."""
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "state_dict"
+               and len(node.args.posonlyargs) + len(node.args.args) > 1 for node in ast.walk(tree))
 
 
 def _is_literal_receiver(receiver: ast.expr) -> bool:
