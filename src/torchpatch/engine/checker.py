@@ -61,6 +61,8 @@ class Context:
         self.diagnostics: list[Diagnostic] = []
         self._planned_imports: dict[str, tuple[str, Edit]] = {}
         self._parents: dict[int, ast.AST] | None = None
+        #: What a rule computes once per file and reads at each of its calls (keyed by the rule's code).
+        self.memo: dict = {}
 
     # -- positions and text ------------------------------------------------------------------------
     @property

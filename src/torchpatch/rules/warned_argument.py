@@ -174,23 +174,20 @@ class WarnedArgument(Rule):
     def _receiver_class(ctx, receiver: ast.expr) -> str | None:
         """The torch class every assignment in the file gives this name (``sched = StepLR(...)``)."""
         if isinstance(receiver, ast.Name):
-            matches = lambda target: isinstance(target, ast.Name) and target.id == receiver.id  # noqa: E731
+            key = receiver.id
         elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) \
                 and receiver.value.id == "self":
-            matches = lambda target: (isinstance(target, ast.Attribute) and target.attr == receiver.attr  # noqa: E731
-                                      and isinstance(target.value, ast.Name) and target.value.id == "self")
+            key = ("self", receiver.attr)
         else:
             return None
+        assigned, elsewhere = _assignments(ctx)
+        if key in elsewhere:
+            return None  # bound another way too (a loop target, ``+=``, a ``with``): not one known class
         classes = set()
-        for node in ast.walk(ctx.tree):
-            if isinstance(node, ast.Assign) and any(matches(t) for t in node.targets):
-                value = node.value
-                qualname = ctx.resolves_to(value.func) if isinstance(value, ast.Call) and isinstance(
-                    value.func, (ast.Name, ast.Attribute)) else None
-                classes.add(qualname if qualname and qualname.startswith("torch.") else None)
-            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.With)) and any(
-                    matches(t) for t in ast.walk(getattr(node, "target", node))):
-                classes.add(None)
+        for value in assigned.get(key, ()):
+            qualname = ctx.resolves_to(value.func) if isinstance(value, ast.Call) and isinstance(
+                value.func, (ast.Name, ast.Attribute)) else None
+            classes.add(qualname if qualname and qualname.startswith("torch.") else None)
         if len(classes) != 1:
             return None
         known = next(iter(classes))
@@ -237,6 +234,45 @@ class WarnedArgument(Rule):
                                           f"{ctx.target} (since {first}): torch warns: "
                                           f"{shorten(warning['message'])}")
 
+
+
+def _target_key(node: ast.AST):
+    """What ``_receiver_class`` matches a target by: a name's id, or ``("self", attr)`` for ``self.attr``."""
+    kind = type(node)
+    if kind is ast.Name:
+        return node.id
+    if kind is ast.Attribute and type(node.value) is ast.Name and node.value.id == "self":
+        return ("self", node.attr)
+    return None
+
+
+def _assignments(ctx) -> tuple[dict, set]:
+    """The file's assignments, read once per file (not once per method call): for each target key, the values
+    of the ``=`` statements with a top-level target of that key; and the keys bound another way (a name or
+    ``self.attr`` anywhere in the target of an annotated or augmented assignment or a ``for`` loop, or anywhere
+    in a ``with`` statement), where no single class is known."""
+    found = ctx.memo.get("TP209 assignments")
+    if found is not None:
+        return found
+    assigned: dict = {}
+    elsewhere: set = set()
+    stack = [ctx.tree]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Assign:
+            keys = {_target_key(target) for target in node.targets}
+            keys.discard(None)
+            for key in keys:
+                assigned.setdefault(key, []).append(node.value)
+        elif kind in (ast.AnnAssign, ast.AugAssign, ast.For, ast.With):
+            for inner in ast.walk(node.target if kind is not ast.With else node):
+                key = _target_key(inner)
+                if key is not None:
+                    elsewhere.add(key)
+        stack.extend(ast.iter_child_nodes(node))
+    found = ctx.memo["TP209 assignments"] = (assigned, elsewhere)
+    return found
 
 def _module_calls(ctx, construction: ast.Call, qualname: str) -> list[ast.Call]:
     """The calls of the module ``construction`` builds: ``self.X(...)`` in the class that assigns
