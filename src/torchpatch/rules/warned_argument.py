@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 
 from torchpatch.rules import _warning_sites
 from torchpatch.rules._wheel_rules import LazyNames, covered, keyword_changes_by_callable, shorten
@@ -180,11 +181,11 @@ class WarnedArgument(Rule):
             key = ("self", receiver.attr)
         else:
             return None
-        assigned, elsewhere = _assignments(ctx)
-        if key in elsewhere:
+        assigned, elsewhere = _assignments(ctx, key)
+        if elsewhere:
             return None  # bound another way too (a loop target, ``+=``, a ``with``): not one known class
         classes = set()
-        for value in assigned.get(key, ()):
+        for value in assigned:
             qualname = ctx.resolves_to(value.func) if isinstance(value, ast.Call) and isinstance(
                 value.func, (ast.Name, ast.Attribute)) else None
             classes.add(qualname if qualname and qualname.startswith("torch.") else None)
@@ -192,7 +193,7 @@ class WarnedArgument(Rule):
             return None
         known = next(iter(classes))
         # A class the data describes (a factory such as torch.zeros gives a tensor: left to the call's shape).
-        if known and any(name.startswith(known + ".") for name in _warning_sites.callables()):
+        if known and known in _classes_with_sites():
             return known
         return None
 
@@ -236,6 +237,16 @@ class WarnedArgument(Rule):
 
 
 
+@functools.lru_cache(maxsize=1)
+def _classes_with_sites() -> frozenset[str]:
+    """Every ``X`` for which some warning site is named ``X.rest`` (each dotted start of a site's name)."""
+    found = set()
+    for name in _warning_sites.callables():
+        parts = name.split(".")
+        found.update(".".join(parts[:end]) for end in range(1, len(parts)))
+    return frozenset(found)
+
+
 def _target_key(node: ast.AST):
     """What ``_receiver_class`` matches a target by: a name's id, or ``("self", attr)`` for ``self.attr``."""
     kind = type(node)
@@ -246,33 +257,45 @@ def _target_key(node: ast.AST):
     return None
 
 
-def _assignments(ctx) -> tuple[dict, set]:
-    """The file's assignments, read once per file (not once per method call): for each target key, the values
-    of the ``=`` statements with a top-level target of that key; and the keys bound another way (a name or
-    ``self.attr`` anywhere in the target of an annotated or augmented assignment or a ``for`` loop, or anywhere
-    in a ``with`` statement), where no single class is known."""
-    found = ctx.memo.get("TP209 assignments")
+def _assignments(ctx, key) -> tuple[list[ast.expr], bool]:
+    """What ``_receiver_class`` reads of the file for one target key (once per key and file, not once per
+    method call): the values of the ``=`` statements with a top-level target of that key, and whether the key
+    is bound another way (anywhere in the target of an annotated or augmented assignment or a ``for`` loop, or
+    anywhere in a ``with`` statement: then no single class is known). Every node looked for is a statement, so
+    only statement lists are walked, and only the statements whose lines hold the key's name are entered
+    (linter.mention_test): a target is written on its statement's lines."""
+    known = ctx.memo.setdefault("TP209 assignments", {})
+    found = known.get(key)
     if found is not None:
         return found
-    assigned: dict = {}
-    elsewhere: set = set()
-    stack = [ctx.tree]
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind is ast.Assign:
-            keys = {_target_key(target) for target in node.targets}
-            keys.discard(None)
-            for key in keys:
-                assigned.setdefault(key, []).append(node.value)
-        elif kind in (ast.AnnAssign, ast.AugAssign, ast.For, ast.With):
-            for inner in ast.walk(node.target if kind is not ast.With else node):
-                key = _target_key(inner)
-                if key is not None:
-                    elsewhere.add(key)
-        stack.extend(ast.iter_child_nodes(node))
-    found = ctx.memo["TP209 assignments"] = (assigned, elsewhere)
+    from torchpatch.engine.linter import mention_test
+
+    mentions = mention_test(ctx.text, {key if type(key) is str else key[1]}, ctx.locator)
+    values: list[ast.expr] = []
+    found = (values, False)
+    blocks = [ctx.tree.body]
+    while blocks:
+        for node in blocks.pop():
+            if not mentions(node):
+                continue
+            kind = type(node)
+            if kind is ast.Assign:
+                if any(_target_key(target) == key for target in node.targets):
+                    values.append(node.value)
+            elif kind in (ast.AnnAssign, ast.AugAssign, ast.For, ast.With) and any(
+                    _target_key(inner) == key for inner in ast.walk(node.target if kind is not ast.With else node)):
+                found = ([], True)
+                blocks.clear()
+                break
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(node, field, None)
+                if type(inner) is list and inner and isinstance(inner[0], ast.stmt):
+                    blocks.append(inner)
+            for holder in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
+                blocks.append(holder.body)
+    known[key] = found
     return found
+
 
 def _module_calls(ctx, construction: ast.Call, qualname: str) -> list[ast.Call]:
     """The calls of the module ``construction`` builds: ``self.X(...)`` in the class that assigns
