@@ -64,6 +64,8 @@ def _instrument() -> None:
     resolve.old_branch = _timed("guards: if tests (pass 1)", resolve.old_branch)
     resolve.module_definitions = _timed("guards: module definitions", resolve.module_definitions)
     checker._candidate_rows = _timed("candidate rows", checker._candidate_rows)
+    checker.nothing_to_walk = _timed("nothing_to_walk (skip test, candidate rows)", checker.nothing_to_walk)
+    linter.symtable_accepts = _timed("symtable (files without torch)", linter.symtable_accepts)
     checker._Walker.run = _timed("walker + rules", checker._Walker.run)
     from torchpatch.frontends import check
     check.discover = _timed("discovery", check.discover)

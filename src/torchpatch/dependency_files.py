@@ -30,6 +30,8 @@ REQUIREMENT_FOLDERS = ("requirements", "constraints")
 
 
 def is_dependency_file(path: Path) -> bool:
+    if path.name.endswith((".py", ".pyi", ".ipynb")):
+        return False  # what is checked most: no pattern ends so (asked twice per file of a tree)
     if any(fnmatch.fnmatch(path.name, pattern) for pattern in DEPENDENCY_FILE_PATTERNS):
         return True
     return path.suffix == ".txt" and any(folder.name in REQUIREMENT_FOLDERS for folder in path.parents[:2])

@@ -290,8 +290,6 @@ class RuleIndex:
                 self.methods.setdefault(name, []).append(rule)
         method_names = "|".join(sorted(map(re.escape, self.methods)))
         self.method_pattern = re.compile(rf"\.\s*(?:{method_names})\s*\(") if method_names else None
-        self._method_names = sorted(self.methods)
-        self._method_patterns: dict[tuple[str, ...], re.Pattern] = {}  # per set of names a text holds
         self.attributes: dict[str, list[Rule]] = {}
         for rule in self.rules:
             for name in rule.attributes_assigned:
@@ -301,17 +299,12 @@ class RuleIndex:
         self.watched_prefixes = frozenset(prefix for name in self.watched for prefix in _prefixes(name))
 
     def method_offsets(self, text: str) -> list[int]:
-        """The offsets of ``method_pattern``'s matches, with a pattern of only the names the text holds: a
-        plain search per name costs far less than a pattern tried at every dot of the file, and most files
-        hold none of them (a name the text lacks matches nowhere, so the matches are the same)."""
-        present = tuple(name for name in self._method_names if name in text)
-        if not present:
+        """The offsets of ``method_pattern``'s matches. One pass of the one pattern: the regex engine looks
+        for its leading ``.`` and tries the names only there, which costs a tenth of one ``name in text``
+        search per watched method name (23 of them in issue 27's measurement) and does not grow with them."""
+        if self.method_pattern is None:
             return []
-        pattern = self._method_patterns.get(present)
-        if pattern is None:
-            names = "|".join(map(re.escape, present))
-            pattern = self._method_patterns[present] = re.compile(rf"\.\s*(?:{names})\s*\(")
-        return [match.start() for match in pattern.finditer(text)]
+        return [match.start() for match in self.method_pattern.finditer(text)]
 
 
 def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, min_torch: Version,
