@@ -82,10 +82,37 @@ class Context:
         return self.text[self.start(node):self.end(node)]
 
     def parent_of(self, node: ast.AST) -> ast.AST | None:
-        """The node that holds ``node`` (built on first use: only fixes that look around need it)."""
-        if self._parents is None:
-            self._parents = parent_links(self.tree)
-        return self._parents.get(id(node))
+        """The node that holds ``node``. Linked on first use, one top-level statement at a time: the
+        statements whose rows hold the node's row (most rules ask about a node of the statement being
+        walked, and then about its ancestors up to the module); a node found in none of them (one with no
+        position) gets the whole module linked, so the answer is always that of ``parent_links(tree)``."""
+        parents = self._parents
+        if parents is None:
+            parents = self._parents = {}
+            self._linked: set[int] = set()
+            self._whole_tree_linked = False
+        found = parents.get(id(node))
+        if found is not None or self._whole_tree_linked or node is self.tree:
+            return found
+        row = getattr(node, "lineno", None)
+        if row is not None:
+            body = self.tree.body
+            if not hasattr(self, "_statement_rows"):
+                self._statement_rows = [_first_row(statement) for statement in body]
+            at = bisect.bisect_right(self._statement_rows, row) - 1
+            while at >= 0 and (body[at].end_lineno or body[at].lineno) >= row:
+                statement = body[at]
+                if id(statement) not in self._linked:
+                    self._linked.add(id(statement))
+                    parents[id(statement)] = self.tree
+                    parents.update(parent_links(statement))
+                at -= 1
+            found = parents.get(id(node))
+            if found is not None:
+                return found
+        parents.update(parent_links(self.tree))
+        self._whole_tree_linked = True
+        return parents.get(id(node))
 
     def attribute_uses(self, name: str) -> set[str] | None:
         """The attributes read from the module-level name ``name`` (``name.x`` → x) in the file, or
