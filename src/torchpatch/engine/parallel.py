@@ -14,11 +14,13 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
-from torchpatch.engine import cache as result_cache
 from torchpatch.engine.linter import FileResult, check_file
 from torchpatch.engine.settings import Settings
+
+if TYPE_CHECKING:
+    from torchpatch.engine import cache as result_cache
 
 #: Fewer files than this per worker is not worth a worker.
 MIN_FILES_PER_WORKER = 8
@@ -50,9 +52,9 @@ class Mode:
 def start_method() -> str:
     """``fork`` where it is safe and cheap: Linux (macOS's system libraries are not fork-safe), and a
     process with no other thread (a forked child would hold copies of their locks)."""
-    import threading
-
-    return "fork" if sys.platform.startswith("linux") and threading.active_count() == 1 else "spawn"
+    threading = sys.modules.get("threading")  # never imported: no thread was started through it
+    threads = threading.active_count() if threading is not None else 1
+    return "fork" if sys.platform.startswith("linux") and threads == 1 else "spawn"
 
 
 def jobs_that_pay(paths: Sequence[Path], cores: int, method: str) -> int:
@@ -113,6 +115,8 @@ class _Job:
 
     def cached_result(self, path: Path, settings: Settings) -> tuple[FileResult, str] | None:
         """The cached result of one file and its key, or None on a miss (or an unreadable file)."""
+        from torchpatch.engine import cache as result_cache
+
         try:
             data = path.read_bytes()
         except OSError:
@@ -142,6 +146,8 @@ class _Job:
             result.source = result.original_text = result.fixed_text = None  # keep memory flat on big trees
         key = entry = None
         if self.keyed:
+            from torchpatch.engine import cache as result_cache
+
             key = result_cache.file_key(path, settings, data)
             if result_cache.cacheable(result):
                 entry = result_cache.to_entry(result)

@@ -83,9 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--from-warnings", type=Path, metavar="LOG",
                         help="also report the torch warnings of a saved pytest output (or `python -W default` log), "
                              "at the lines they name (docs: runtime-warnings)")
-    from torchpatch.frontends.executors import scan
+    from torchpatch.frontends.executors import options
 
-    scan.add_arguments(parser)
+    options.add_arguments(parser)
 
 
 def _codes(value: str) -> list[str]:
@@ -196,9 +196,9 @@ def run(args: argparse.Namespace) -> int:
             return report.finish([])
     try:
         if reading_stdin:
-            from torchpatch.frontends.executors import scan
+            from torchpatch.frontends.executors import options
 
-            if scan.wanted(args):
+            if options.wanted(args):
                 raise _usage_error("--report, --files-from, --resume and --executor check files, not stdin")
             return _run_stdin(args, resolver, report)
         return _run_paths(args, resolver, report)
@@ -234,9 +234,9 @@ def _with_warnings_log(args: argparse.Namespace, report: "_Report") -> None:
 
 
 def _run_paths(args: argparse.Namespace, resolver: SettingsResolver, report: "_Report") -> int:
-    from torchpatch.frontends.executors import scan
+    from torchpatch.frontends.executors import options
 
-    if scan.wanted(args):  # --report, --files-from, --resume, --executor ray
+    if options.wanted(args):  # --report, --files-from, --resume, --executor ray
         return _run_scan(args, resolver, report)
     paths = args.paths or [Path(".")]
     for path in paths:
@@ -248,13 +248,14 @@ def _run_paths(args: argparse.Namespace, resolver: SettingsResolver, report: "_R
     if not files:
         print("warning: No Python files found under the given path(s)", file=sys.stderr)
 
-    from torchpatch.engine import cache as result_cache
     from torchpatch.engine.parallel import Mode, check_files
 
     fixing = args.fix or args.diff
     mode = Mode(fix=fixing, unsafe_fixes=args.unsafe_fixes, add_todos=args.add_todos)
     cache = None
     if not args.no_cache:
+        from torchpatch.engine import cache as result_cache
+
         cache = result_cache.ResultCache(args.cache_dir or result_cache.default_cache_dir(), mode.cache_name())
     progress = _Progress(len(files)) if _progress_wanted(args) else None
     try:
