@@ -275,7 +275,8 @@ def check_files(files: Sequence[Path], settings_of: Callable[[Path], Settings], 
 
 def _results(tasks, settings_list, mode: Mode, workers: int, keyed: bool, method: str = "spawn") -> Iterator:
     was_enabled = gc.isenabled()
-    gc.collect()
+    if len(tasks) >= MIN_FILES_PER_WORKER or workers >= 2:
+        gc.collect()  # (a few milliseconds: not for a file or two, whose garbage frozen costs nothing)
     # What the imports created is never garbage: keep it out of every later collection (and, in a forked
     # worker, out of the pages a collection would write to).
     gc.freeze()
