@@ -3,8 +3,11 @@ asks for one: what every ``check`` and ``audit`` needs at start-up, apart from `
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
