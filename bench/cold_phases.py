@@ -3,6 +3,7 @@
 
     python bench/cold_phases.py                  # whole corpus of run_bench.py
     python bench/cold_phases.py --packages timm
+    python bench/cold_phases.py ~/src/detectron2 ~/src/fairseq     # folders, through torchpatch's discovery
 
 One in-process ``torchpatch check --no-cache -j 1`` run (the command of ``cache_jobs_bench.py --cold-only``),
 with the engine's phases wrapped in CPU timers (``time.process_time``): start-up (imports, configuration,
@@ -63,6 +64,8 @@ def _instrument() -> None:
     resolve.old_branch = _timed("guards: if tests (pass 1)", resolve.old_branch)
     resolve.module_definitions = _timed("guards: module definitions", resolve.module_definitions)
     checker._candidate_rows = _timed("candidate rows", checker._candidate_rows)
+    checker.nothing_to_walk = _timed("nothing_to_walk (skip test, candidate rows)", checker.nothing_to_walk)
+    linter.symtable_accepts = _timed("symtable (files without torch)", linter.symtable_accepts)
     checker._Walker.run = _timed("walker + rules", checker._Walker.run)
     from torchpatch.frontends import check
     check.discover = _timed("discovery", check.discover)
@@ -74,16 +77,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--packages", help=f"comma-separated, from: {', '.join(run_bench.PINNED)} (default: all)")
     parser.add_argument("--select", help="passed to --select (default: the default rules)")
+    parser.add_argument("trees", nargs="*", type=Path, help="folders to check instead of the corpus (not --isolated)")
     args = parser.parse_args(argv)
-    names = [n.strip() for n in args.packages.split(",")] if args.packages else list(run_bench.PINNED)
-    files = [str(p) for p in run_bench.corpus_files(names)]
-    begin = _clock()
     import os
-    os.chdir(run_bench.SOURCES_DIR)
+    if args.trees:
+        names, files = [], [str(tree.resolve()) for tree in args.trees]
+    else:
+        names = [n.strip() for n in args.packages.split(",")] if args.packages else list(run_bench.PINNED)
+        files = [str(p) for p in run_bench.corpus_files(names)]
+    begin = _clock()
+    if not args.trees:
+        os.chdir(run_bench.SOURCES_DIR)
     from torchpatch.frontends.cli import main as cli_main
     imported = _clock()
     _instrument()
-    command = ["check", "--exit-zero", "--output-format", "concise", "--isolated", "--no-cache", "-j", "1",
+    command = ["check", "--exit-zero", "--output-format", "concise", *([] if args.trees else ["--isolated"]),
+               "--no-cache", "-j", "1",
                *(["--select", args.select] if args.select else []), *files]
     with contextlib.redirect_stdout(io.StringIO()):
         _stack.append(["rest (CLI, discovery, results, output)", _clock(), 0.0])
@@ -92,7 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         _spent[phase] += _clock() - began - nested
     total = _clock() - begin
     _spent["imports of torchpatch.frontends.cli"] = imported - begin
-    print(run_bench.corpus_line(names, [Path(f) for f in files], run_bench.count_lines([Path(f) for f in files])))
+    if names:
+        print(run_bench.corpus_line(names, [Path(f) for f in files], run_bench.count_lines([Path(f) for f in files])))
+    else:
+        print(f"trees: {', '.join(files)}")
     print(f"CPU s of this process after the interpreter started: {total:.2f}")
     print()
     print("| phase | CPU s | share |")

@@ -223,3 +223,14 @@ def test_jobs_that_pay_grow_with_the_bytes_to_check(tmp_path):
     assert parallel.jobs_that_pay(many, 1, "fork") == 1
     assert parallel.jobs_that_pay(many, 2, "spawn") == 1  # a spawned worker imports torchpatch again
     assert parallel.jobs_that_pay(many[:10], 2, "fork") == 1  # fewer than MIN_FILES_PER_WORKER each
+
+
+def test_default_jobs_leave_out_the_cores_other_jobs_keep_busy(monkeypatch):
+    """No ``-j`` on a machine whose cores are busy with other jobs: no worker that would get no core (issue 27)."""
+    monkeypatch.setattr(parallel, "available_cores", lambda: 2)
+    for load, idle in ((0.0, 2), (1.2, 2), (1.6, 1), (2.4, 1), (9.0, 1)):
+        monkeypatch.setattr(parallel.os, "getloadavg", lambda load=load: (load, load, load))
+        assert parallel.idle_cores() == idle, load
+    monkeypatch.setattr(parallel, "available_cores", lambda: 16)
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (4.0, 4.0, 4.0))
+    assert parallel.idle_cores() == 13

@@ -185,3 +185,42 @@ def test_rule_command(capsys):
 def test_python_dash_m_and_version():
     result = subprocess.run([sys.executable, "-m", "torchpatch", "--version"], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.startswith("torchpatch ")
+
+
+_QUICK_ARGVS = [
+    ["check"], ["check", "a.py"], ["check", "--no-cache", "a.py", "b/"], ["check", "a.py", "--exit-zero", "-q"],
+    ["check", "--output-format", "json", "x.py"], ["check", "--output-format=concise", "--isolated", "x.py"],
+    ["check", "-j", "2", "."], ["check", "--jobs=3", "--statistics", "."], ["check", "--fix", "--diff", "--unsafe-fixes",
+    "--show-fixes", "--force-exclude", "--exit-non-zero-on-fix", "a.py"],
+]
+_PARSER_ONLY = [
+    ["check", "a.py", "--no-cache", "b.py"], ["check", "-"], ["check", "--help"], ["check", "--select", "TP301"],
+    ["check", "-j2", "."], ["check", "-j", "0", "."], ["check", "--output-format", "xml"], ["check", "--jobs"],
+    ["check", "--no-cach"], ["--version"], ["rule"], ["check", "-j", "-1"], ["check", "--output-format", "--quiet"],
+]
+
+
+@pytest.mark.parametrize("argv", _QUICK_ARGVS, ids=" ".join)
+def test_quick_arguments_read_what_the_parser_reads(argv):
+    """A plain ``check`` is read without argparse (issue 27: start-up); the namespace is the parser's."""
+    from torchpatch.frontends import check
+    from torchpatch.frontends.cli import build_parser
+
+    parsed = {k: v for k, v in vars(build_parser("check").parse_args(argv)).items() if not k.startswith("_")}
+    quick = check.quick_arguments(argv)
+    assert quick is not None and vars(quick) == parsed
+
+
+@pytest.mark.parametrize("argv", _PARSER_ONLY, ids=" ".join)
+def test_quick_arguments_leave_everything_else_to_the_parser(argv):
+    from torchpatch.frontends import check
+
+    assert check.quick_arguments(argv) is None
+
+
+def test_quick_defaults_are_the_parser_s():
+    from torchpatch.frontends import check
+    from torchpatch.frontends.cli import build_parser
+
+    parsed = {k: v for k, v in vars(build_parser("check").parse_args(["check"])).items() if not k.startswith("_")}
+    assert parsed == check.PLAIN_DEFAULTS  # a new option of check goes into PLAIN_DEFAULTS too

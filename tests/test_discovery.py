@@ -161,3 +161,26 @@ def test_gitignore_files_above_the_working_directory_up_to_the_repository_root_a
     monkeypatch.chdir(project / "pkg")
     main(["check", "--output-format", "json", "sub"])
     assert [Path(f["filename"]).name for f in json.loads(capsys.readouterr().out)] == ["m.py"]
+
+
+def test_plain_name_excludes_decide_as_pathspec_does_without_it(tmp_path):
+    """FileFilter.excludes answers plain-name patterns (the default excludes) by path components, without
+    importing pathspec (issue 27: a warm rerun's start-up); the answers are pathspec's."""
+    import itertools
+
+    import pathspec
+
+    from torchpatch.engine.discover import DEFAULT_EXCLUDE, FileFilter
+
+    for patterns in (DEFAULT_EXCLUDE, ("build", "docs/", "x"), ("tests/",)):
+        file_filter = FileFilter(tmp_path, tuple(patterns))
+        assert file_filter._names_only
+        spec = pathspec.PathSpec.from_lines("gitignore", list(patterns))
+        names = ["a", "build", "docs", "tests", ".git", "x", "env", "b.py"]
+        for depth in (1, 2, 3):
+            for parts in itertools.product(names, repeat=depth):
+                relative = "/".join(parts)
+                for is_dir in (True, False):
+                    expected = spec.match_file(relative + "/" if is_dir else relative)
+                    assert file_filter.excludes(tmp_path.resolve() / relative, is_dir=is_dir) == expected, relative
+    assert not FileFilter(tmp_path, ("*.py", "build"))._rest_patterns == []  # a glob: pathspec decides

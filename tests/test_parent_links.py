@@ -60,3 +60,32 @@ def test_the_same_links_on_every_kind_of_node() -> None:
     assert {"MatchMapping", "TryStar", "JoinedStr", "comprehension", "arguments", "withitem"} <= kinds
     load = next(node.ctx for node in ast.walk(tree) if type(node) is ast.Name)
     assert id(load) not in links  # one Load() for every Name that reads
+
+
+@pytest.mark.parametrize("source", [SHAPES, "@dec\nclass A: x = 1; y = [i for i in z]\n@torch.no_grad()\ndef f(): pass\n",
+                                    (Path(__file__).parents[1] / "src" / "torchpatch" / "engine" / "checker.py").read_text()],
+                         ids=["shapes", "decorators", "checker.py"])
+def test_context_parent_of_links_by_statement_with_the_same_answers(source: str) -> None:
+    """Context.parent_of links only the top-level statements asked about (issue 27): every node, asked in a
+    shuffled order and with its ancestors after it as the rules ask, gets the whole-tree answer."""
+    import random
+
+    from torchpatch.engine.checker import Context
+    from torchpatch.engine.resolve import ScopeTree
+    from torchpatch.versions import NEWEST_KNOWN, OLDEST_KNOWN
+
+    tree = ast.parse(source)
+    links = parent_links(tree)
+    nodes = [node for node in ast.walk(tree) if not isinstance(node, _SHARED)]
+    random.Random(27).shuffle(nodes)
+    ctx = Context(source, None, tree, ScopeTree(tree), NEWEST_KNOWN, OLDEST_KNOWN)
+    first = nodes[0]
+    assert ctx.parent_of(first) is links.get(id(first))
+    assert not ctx._whole_tree_linked or len(tree.body) == 1 or not hasattr(first, "lineno")
+    for node in nodes:
+        parent = ctx.parent_of(node)
+        assert parent is links.get(id(node)), ast.dump(node)[:80]
+        while parent is not None:  # the ancestors, up to the module
+            assert ctx.parent_of(parent) is links.get(id(parent))
+            parent = ctx.parent_of(parent)
+    assert ctx.parent_of(ast.Name("x", ast.Load())) is None  # a node of no tree

@@ -3,7 +3,6 @@ each requirement is written. Pure parsing, shared by the engine and the dependen
 
 from __future__ import annotations
 
-import configparser
 import fnmatch
 import re
 import sys
@@ -15,10 +14,19 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+class _LazyTomllib:
+    """``tomllib`` (``tomli`` before Python 3.11), imported when a TOML file is first read: a check whose
+    project has no pyproject.toml never needs it (it and the ``datetime`` it imports are a tenth of start-up)."""
+
+    def __getattr__(self, name: str):
+        if sys.version_info >= (3, 11):
+            import tomllib as module
+        else:  # pragma: no cover - exercised on Python 3.10
+            import tomli as module
+        return getattr(module, name)
+
+
+tomllib = _LazyTomllib()
 
 DEPENDENCY_FILE_PATTERNS = ("requirements*.txt", "constraints*.txt", "pyproject.toml", "setup.cfg",
                             "environment*.yml", "environment*.yaml")
@@ -30,6 +38,8 @@ REQUIREMENT_FOLDERS = ("requirements", "constraints")
 
 
 def is_dependency_file(path: Path) -> bool:
+    if path.name.endswith((".py", ".pyi", ".ipynb")):
+        return False  # what is checked most: no pattern ends so (asked twice per file of a tree)
     if any(fnmatch.fnmatch(path.name, pattern) for pattern in DEPENDENCY_FILE_PATTERNS):
         return True
     return path.suffix == ".txt" and any(folder.name in REQUIREMENT_FOLDERS for folder in path.parents[:2])
@@ -232,6 +242,8 @@ def poetry_constraint(constraint: str) -> str | None:
 
 
 def _setup_cfg_requirements(text: str, extras: bool = True) -> list[RequirementSpan]:
+    import configparser  # only for setup.cfg
+
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text)

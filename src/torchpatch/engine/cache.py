@@ -7,11 +7,9 @@ malformed or foreign entry is a miss. The cache file is replaced atomically.
 
 from __future__ import annotations
 
-import hashlib
+from torchpatch._hashing import blake2b
 import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 from torchpatch import __version__
@@ -38,7 +36,7 @@ def code_fingerprint() -> str:
 
 
 def file_key(path: Path, settings: Settings, data: bytes) -> str:
-    digest = hashlib.blake2b(digest_size=20)
+    digest = blake2b(digest_size=20)
     digest.update(f"{_FORMAT}\0{code_fingerprint()}\0{Path(os.path.abspath(path)).as_posix()}\0{settings.result_key(path)}\0".encode())
     digest.update(data)
     return digest.hexdigest()
@@ -80,6 +78,8 @@ class ResultCache:
         if len(entries) > len(self.used) + _SPARE_ENTRIES:
             entries = {key: entries[key] for key in self.used if key in entries}
         entries.update(self.new_entries)
+        import tempfile
+
         try:
             _prepare_folder(self.folder)
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -115,6 +115,8 @@ def clean(folder: Path) -> bool:
         return False
     if not (folder / "CACHEDIR.TAG").is_file():
         raise OSError(f"{folder} does not look like a torchpatch cache (no CACHEDIR.TAG): not removed")
+    import shutil
+
     shutil.rmtree(folder)
     return True
 

@@ -16,10 +16,19 @@ from torchpatch.versions import KNOWN_RELEASES, OLDEST_KNOWN, Version
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10
-    import tomli as tomllib
+class _LazyTomllib:
+    """``tomllib`` (``tomli`` before Python 3.11), imported when a TOML file is first read: a check whose
+    project has no pyproject.toml never needs it (it and the ``datetime`` it imports are a tenth of start-up)."""
+
+    def __getattr__(self, name: str):
+        if sys.version_info >= (3, 11):
+            import tomllib as module
+        else:  # pragma: no cover - exercised on Python 3.10
+            import tomli as module
+        return getattr(module, name)
+
+
+tomllib = _LazyTomllib()
 
 @dataclass(frozen=True)
 class Setting:

@@ -51,6 +51,9 @@ class FileFilter:
         self._folder_names = frozenset(p.rstrip("/") for p in plain if p.endswith("/"))
         self._rest_patterns = [p for p in self.patterns if p.strip() and p.strip() not in plain]
         self._rest: pathspec.PathSpec | None = None
+        # Every pattern a plain name as gitignore reads it (no comment, no spaces around it): excludes() can
+        # decide without pathspec.
+        self._names_only = all(p == p.strip() and not p.startswith("#") for p in plain) and bool(plain)
         self._root_prefix = self.root.as_posix().rstrip("/") + "/"
 
     def excludes_entry(self, name: str, located: str, is_dir: bool, base: str | None = None) -> bool:
@@ -72,6 +75,13 @@ class FileFilter:
         relative = _relative(path, base or self.root)
         if relative is None:
             relative = path.name  # outside the project: only name patterns can apply
+        if not self._rest_patterns and self._names_only:
+            # Only plain names (the default excludes): gitignore's ``name`` matches an entry of that name at any
+            # depth and all under it, ``name/`` a folder of that name; without importing pathspec.
+            parts = relative.split("/")
+            if all(part not in ("", ".", "..") for part in parts):
+                folders = parts if is_dir else parts[:-1]
+                return any(part in self._names for part in parts) or any(part in self._folder_names for part in folders)
         if self._spec is None:
             self._spec = compile_patterns(self.patterns)
         return self._spec.match_file(relative + "/" if is_dir else relative)

@@ -4,7 +4,7 @@ On Linux the pool forks the main process, which has imported torchpatch and reso
 (a worker starts in milliseconds and imports nothing again); elsewhere, and when the process runs threads
 (an editor's language server), it uses ``spawn``. Results come back in the order of the file list, so
 ``-j N`` prints exactly what ``-j 1`` prints. ``jobs=None`` (no ``-j``) starts workers only when the work
-pays for them (``jobs_that_pay``).
+pays for them (``jobs_that_pay``), on the cores other jobs leave idle (``idle_cores``).
 """
 
 from __future__ import annotations
@@ -14,18 +14,23 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
-from torchpatch.engine import cache as result_cache
 from torchpatch.engine.linter import FileResult, check_file
 from torchpatch.engine.settings import Settings
 
+if TYPE_CHECKING:
+    from torchpatch.engine import cache as result_cache
+
 #: Fewer files than this per worker is not worth a worker.
 MIN_FILES_PER_WORKER = 8
-#: With no ``-j``: a worker for every this many bytes of source to check, at most one per core. About 0.2
-#: CPU-s of checking on torch-heavy code, against the few milliseconds a forked worker costs to start and
-#: the pickling of its results; a spawned worker imports torchpatch again (about 0.3 s), so it needs more.
-MIN_BYTES_PER_FORKED_WORKER = 768 * 1024
+#: With no ``-j``: a worker for every this many bytes of source to check, at most one per idle core. About
+#: 0.5 CPU-s of checking on torch-heavy code: a forked worker starts in milliseconds, but the workers together
+#: cost about a sixth more CPU than one process (their results pickled and read back, the lazily built rule
+#: data built again in each, pages copied on write), which a tree of detectron2's size (3.3 MB, 0.8 CPU-s)
+#: does not win back on two cores (issue 27); a spawned worker imports torchpatch again (about 0.3 s), so it
+#: needs more.
+MIN_BYTES_PER_FORKED_WORKER = 2 * 1024 * 1024
 MIN_BYTES_PER_SPAWNED_WORKER = 4 * 1024 * 1024
 #: A cyclic garbage collection once this many more objects that the collector tracks are alive than after the
 #: last one (see ``_Job``): gc.get_count()[0] counts allocations less deallocations while the collector is off.
@@ -47,9 +52,9 @@ class Mode:
 def start_method() -> str:
     """``fork`` where it is safe and cheap: Linux (macOS's system libraries are not fork-safe), and a
     process with no other thread (a forked child would hold copies of their locks)."""
-    import threading
-
-    return "fork" if sys.platform.startswith("linux") and threading.active_count() == 1 else "spawn"
+    threading = sys.modules.get("threading")  # never imported: no thread was started through it
+    threads = threading.active_count() if threading is not None else 1
+    return "fork" if sys.platform.startswith("linux") and threads == 1 else "spawn"
 
 
 def jobs_that_pay(paths: Sequence[Path], cores: int, method: str) -> int:
@@ -76,6 +81,18 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+def idle_cores(cores: int | None = None) -> int:
+    """The cores that other processes leave to this run (at least one), from the one-minute load average as
+    ``make -l`` reads it: on a machine whose cores are all busy with other jobs a second worker gets no core of
+    its own, and only adds its cost. The load counts this process too (one runnable task)."""
+    cores = available_cores() if cores is None else cores
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover - Windows
+        return cores
+    return max(1, min(cores, cores - int(load - 1.0 + 0.5)))
+
+
 class _Job:
     """The per-file work, the same in the main process (``-j 1``) and in each worker.
 
@@ -98,6 +115,8 @@ class _Job:
 
     def cached_result(self, path: Path, settings: Settings) -> tuple[FileResult, str] | None:
         """The cached result of one file and its key, or None on a miss (or an unreadable file)."""
+        from torchpatch.engine import cache as result_cache
+
         try:
             data = path.read_bytes()
         except OSError:
@@ -127,6 +146,8 @@ class _Job:
             result.source = result.original_text = result.fixed_text = None  # keep memory flat on big trees
         key = entry = None
         if self.keyed:
+            from torchpatch.engine import cache as result_cache
+
             key = result_cache.file_key(path, settings, data)
             if result_cache.cacheable(result):
                 entry = result_cache.to_entry(result)
@@ -234,7 +255,7 @@ def check_files(files: Sequence[Path], settings_of: Callable[[Path], Settings], 
     tasks = [task for _, task in misses]
     method = start_method()
     if jobs is None:
-        jobs = jobs_that_pay([path for path, _ in tasks], available_cores(), method) if executor is None else 1
+        jobs = jobs_that_pay([path for path, _ in tasks], idle_cores(), method) if executor is None else 1
     workers = min(jobs, len(misses) // MIN_FILES_PER_WORKER)
     if executor is not None:
         outcomes = executor(tasks, settings_list, mode, cache is not None) if tasks else iter(())
@@ -254,7 +275,8 @@ def check_files(files: Sequence[Path], settings_of: Callable[[Path], Settings], 
 
 def _results(tasks, settings_list, mode: Mode, workers: int, keyed: bool, method: str = "spawn") -> Iterator:
     was_enabled = gc.isenabled()
-    gc.collect()
+    if len(tasks) >= MIN_FILES_PER_WORKER or workers >= 2:
+        gc.collect()  # (a few milliseconds: not for a file or two, whose garbage frozen costs nothing)
     # What the imports created is never garbage: keep it out of every later collection (and, in a forked
     # worker, out of the pages a collection would write to).
     gc.freeze()
@@ -274,6 +296,12 @@ def _results(tasks, settings_list, mode: Mode, workers: int, keyed: bool, method
             # Imported once here and shared by the forked workers, instead of once in each of them as their
             # files first name what a rule watches.
             all_rules()
+            # The rule index of each settings, built once here rather than once in each worker.
+            first_path: dict[int, Path] = {}
+            for path, settings_index in tasks:
+                first_path.setdefault(settings_index, path)
+            for settings_index, path in first_path.items():
+                settings_list[settings_index].rules_for(path)
             gc.freeze()
         # Batches of files: one message each way per batch, and small enough that both workers finish together.
         chunksize = max(1, min(16, len(tasks) // (workers * 16)))

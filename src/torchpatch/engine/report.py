@@ -15,7 +15,7 @@ readable when the run ended by an exception, not after a kill: its footer is wri
 
 from __future__ import annotations
 
-import hashlib
+from torchpatch._hashing import blake2b
 import json
 import os
 from pathlib import Path
@@ -36,7 +36,7 @@ class ReportError(Exception):
 
 
 def config_digest(*parts: str) -> str:
-    digest = hashlib.blake2b(digest_size=8)
+    digest = blake2b(digest_size=8)
     digest.update("\0".join((__version__, *parts)).encode())
     return digest.hexdigest()
 

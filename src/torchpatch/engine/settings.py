@@ -27,6 +27,11 @@ def torchfix_redirects() -> dict[str, tuple[str, ...]]:
     return TORCHFIX_REDIRECTS
 
 
+#: The rule indexes of the process, by (enabled codes, target): they depend on nothing else, so the settings of
+#: every folder of a tree share one (a tree with 20 project roots built 20 before).
+_RULE_INDEXES: dict[tuple[frozenset[str], Version], "RuleIndex"] = {}
+
+
 class SelectionError(ValueError):
     pass
 
@@ -136,14 +141,14 @@ class Settings:
         """The enabled rules for one file, indexed; built once per distinct set of codes."""
         codes = self.codes_for(path)
         key = (codes, self.target)
-        cache = self.__dict__.setdefault("_index_cache", {})
-        if key not in cache:
+        index = _RULE_INDEXES.get(key)
+        if index is None:
             from torchpatch.engine.checker import RuleIndex
 
             # Each rule's module is imported when a file first holds a name it watches (rules/_manifest.py).
-            cache[key] = RuleIndex([LazyRule(facts) for facts in rule_facts()
-                                    if facts.code in codes and facts.since() <= self.target])
-        return cache[key]
+            index = _RULE_INDEXES[key] = RuleIndex([LazyRule(facts) for facts in rule_facts()
+                                                    if facts.code in codes and facts.since() <= self.target])
+        return index
 
     def validate(self) -> None:
         rules = rule_facts()

@@ -24,9 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", action="store_true", help="also list the files a folder scan skipped, and why")
     parser.add_argument("--convert-to-safetensors", metavar="OUT",
                         help="write a loadable checkpoint to OUT as safetensors plus OUT.json (needs torch and safetensors)")
-    from torchpatch.frontends.executors import scan
+    from torchpatch.frontends.executors import options
 
-    scan.add_arguments(parser)
+    options.add_arguments(parser)
 
 
 def installed_torch() -> Version | None:
@@ -132,9 +132,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"torch {version} is older than the oldest release whose rules are known ({oldest})")
     if version > newest:
         raise UsageError(f"torch {version} is newer than the newest release whose rules are known ({newest})")
-    from torchpatch.frontends.executors import scan
+    from torchpatch.frontends.executors import options
 
-    if scan.wanted(args):  # --report, --files-from, --resume, --executor ray, URLs
+    if options.wanted(args):  # --report, --files-from, --resume, --executor ray, URLs
+        from torchpatch.frontends.executors import scan
+
         return scan.run_audit(args, version)
     if not args.paths:
         raise UsageError("no checkpoints given: name files or folders")

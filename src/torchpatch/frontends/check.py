@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import os
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from torchpatch.engine.config import ConfigError, Overrides, SettingsResolver
 from torchpatch.engine.discover import DEFAULT_EXCLUDE, FileFilter, discover, explicitly_excluded
@@ -18,6 +17,9 @@ from torchpatch.engine.writer import fixed_content, original_content, write_fixe
 from torchpatch.output import formats
 from torchpatch.output.style import Style, colour_wanted
 from torchpatch.versions import NEWEST_KNOWN, OLDEST_KNOWN
+
+if TYPE_CHECKING:
+    import argparse
 
 HELP = "Check Python files and notebooks for outdated and unsafe PyTorch usage (and fix them)."
 OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "github", "gitlab", "junit", "pylint", "sarif")
@@ -83,9 +85,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--from-warnings", type=Path, metavar="LOG",
                         help="also report the torch warnings of a saved pytest output (or `python -W default` log), "
                              "at the lines they name (docs: runtime-warnings)")
-    from torchpatch.frontends.executors import scan
+    from torchpatch.frontends.executors import options
 
-    scan.add_arguments(parser)
+    options.add_arguments(parser)
 
 
 def _codes(value: str) -> list[str]:
@@ -97,11 +99,15 @@ def _per_file_ignores(value: str) -> list[tuple[str, tuple[str, ...]]]:
     pattern, colon, codes = value.rpartition(":")
     selected = tuple(_codes(codes))
     if not colon or not pattern.strip() or not selected:
+        import argparse
+
         raise argparse.ArgumentTypeError(f"expected PATTERN:CODES (e.g. tests/*:TP301), got {value!r}")
     return [(pattern.strip(), selected)]
 
 
 def _jobs(value: str) -> int:
+    import argparse
+
     try:
         jobs = int(value)
     except ValueError:
@@ -109,6 +115,68 @@ def _jobs(value: str) -> int:
     if jobs < 1:
         raise argparse.ArgumentTypeError("needs at least 1 process")
     return jobs
+
+
+#: What the parser gives ``check`` with no option but its paths (tests/test_cli.py keeps the two equal): the
+#: namespace of ``quick_arguments``.
+PLAIN_DEFAULTS: dict = {
+    "command": "check", "paths": [], "fix": False, "unsafe_fixes": False, "diff": False, "show_fixes": False,
+    "add_todos": False, "add_noqa": False, "output_format": None, "output_file": None, "statistics": False,
+    "exit_zero": False, "exit_non_zero_on_fix": False, "select": None, "extend_select": [], "ignore": [],
+    "target_torch": None, "min_torch": None, "config": None, "exclude": None, "extend_exclude": [],
+    "per_file_ignores": None, "extend_per_file_ignores": [], "show_settings": False, "show_files": False,
+    "isolated": False, "force_exclude": False, "respect_gitignore": True, "stdin_filename": None, "jobs": None,
+    "no_cache": False, "cache_dir": None, "quiet": False, "from_warnings": None, "executor": "local",
+    "ray_address": None, "report": None, "files_from": None, "resume": None,
+}
+_QUICK_FLAGS = {"--no-cache": "no_cache", "--exit-zero": "exit_zero", "--quiet": "quiet", "-q": "quiet",
+                "--isolated": "isolated", "--statistics": "statistics", "--fix": "fix", "--diff": "diff",
+                "--unsafe-fixes": "unsafe_fixes", "--show-fixes": "show_fixes", "--force-exclude": "force_exclude",
+                "--exit-non-zero-on-fix": "exit_non_zero_on_fix"}
+
+
+def quick_arguments(argv: list[str]):
+    """The namespace the parser would give ``argv`` (``check`` and then paths and the common options:
+    on/off flags, ``--output-format``, ``-j``), read without building the parser (argparse and the help
+    formatter it makes for every option are a tenth of a one-file check); None for anything else (an
+    option not listed, a value the parser would refuse, ``-``, ``--help``), which the parser then reads."""
+    if not argv or argv[0] != "check":
+        return None
+    values = {key: list(value) if type(value) is list else value for key, value in PLAIN_DEFAULTS.items()}
+    position, count = 1, len(argv)
+    paths_ended = False  # the parser takes one run of paths: one after an option that ends a run is an error
+    while position < count:
+        argument = argv[position]
+        position += 1
+        if not argument.startswith("-"):
+            if paths_ended:
+                return None
+            values["paths"].append(Path(argument))
+            continue
+        paths_ended = bool(values["paths"])
+        flag = _QUICK_FLAGS.get(argument)
+        if flag is not None:
+            values[flag] = True
+            continue
+        name, equals, value = argument.partition("=")
+        if name not in ("--output-format", "--jobs", "-j") or (name == "-j" and equals):
+            return None
+        if not equals:
+            if position == count or argv[position].startswith("-"):
+                return None
+            value = argv[position]
+            position += 1
+        if name == "--output-format":
+            if value not in OUTPUT_FORMATS:
+                return None
+            values["output_format"] = value
+        else:
+            if not value.isdigit() or not value.isascii() or int(value) < 1:
+                return None
+            values["jobs"] = int(value)
+    from types import SimpleNamespace
+
+    return SimpleNamespace(**values)
 
 
 def _usage_error(message: str) -> Exception:
@@ -196,9 +264,9 @@ def run(args: argparse.Namespace) -> int:
             return report.finish([])
     try:
         if reading_stdin:
-            from torchpatch.frontends.executors import scan
+            from torchpatch.frontends.executors import options
 
-            if scan.wanted(args):
+            if options.wanted(args):
                 raise _usage_error("--report, --files-from, --resume and --executor check files, not stdin")
             return _run_stdin(args, resolver, report)
         return _run_paths(args, resolver, report)
@@ -234,9 +302,9 @@ def _with_warnings_log(args: argparse.Namespace, report: "_Report") -> None:
 
 
 def _run_paths(args: argparse.Namespace, resolver: SettingsResolver, report: "_Report") -> int:
-    from torchpatch.frontends.executors import scan
+    from torchpatch.frontends.executors import options
 
-    if scan.wanted(args):  # --report, --files-from, --resume, --executor ray
+    if options.wanted(args):  # --report, --files-from, --resume, --executor ray
         return _run_scan(args, resolver, report)
     paths = args.paths or [Path(".")]
     for path in paths:
@@ -248,13 +316,14 @@ def _run_paths(args: argparse.Namespace, resolver: SettingsResolver, report: "_R
     if not files:
         print("warning: No Python files found under the given path(s)", file=sys.stderr)
 
-    from torchpatch.engine import cache as result_cache
     from torchpatch.engine.parallel import Mode, check_files
 
     fixing = args.fix or args.diff
     mode = Mode(fix=fixing, unsafe_fixes=args.unsafe_fixes, add_todos=args.add_todos)
     cache = None
     if not args.no_cache:
+        from torchpatch.engine import cache as result_cache
+
         cache = result_cache.ResultCache(args.cache_dir or result_cache.default_cache_dir(), mode.cache_name())
     progress = _Progress(len(files)) if _progress_wanted(args) else None
     try:

@@ -7,7 +7,6 @@ opt-in hints.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -35,6 +34,12 @@ INFORMATION_URI = "https://github.com/torchpatch/torchpatch"
 ERROR, WARNING, NOTE = "error", "warning", "note"
 #: GitHub code scanning ranks security alerts by this (0-10; 7.0-8.9 is "high").
 SECURITY_SEVERITY = "7.5"
+
+
+def _sha256(data: bytes):
+    import hashlib  # for the fingerprints of SARIF and GitLab reports only (hashlib initialises OpenSSL)
+
+    return hashlib.sha256(data)
 
 
 @lru_cache(maxsize=1)
@@ -388,7 +393,7 @@ def _fingerprints(result: FileResult) -> Iterator[str]:
         line = " ".join(f.source_line.split())
         seen[(f.code, line)] += 1
         key = f"{f.code}\0{path}\0{f.cell}\0{line}\0{seen[(f.code, line)]}"
-        yield hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+        yield _sha256(key.encode("utf-8")).hexdigest()[:32]
 
 
 def render_sarif(results: list[FileResult], rules: Iterable | None = None) -> str:
@@ -406,7 +411,7 @@ def render_sarif(results: list[FileResult], rules: Iterable | None = None) -> st
                 "message": {"text": item.message},
                 "locations": [{"physicalLocation": {"artifactLocation": _artifact(item.path),
                                                     "region": {"startLine": item.row}}}],
-                "partialFingerprints": {"torchpatch/v1": hashlib.sha256(
+                "partialFingerprints": {"torchpatch/v1": _sha256(
                     f"{UNREADABLE_CODE}\0{display_path(item.path)}".encode()).hexdigest()[:32]},
             })
         for f, fingerprint in zip(result.findings, _fingerprints(result)):
@@ -547,7 +552,7 @@ def render_gitlab(results: list[FileResult]) -> str:
             key = f"{UNREADABLE_CODE}\0{path}\0{item.reason}"
             issues.append({
                 "description": f"{UNREADABLE_CODE}: {item.message}", "check_name": UNREADABLE_CODE,
-                "fingerprint": hashlib.sha256(key.encode("utf-8")).hexdigest()[:32], "severity": "major",
+                "fingerprint": _sha256(key.encode("utf-8")).hexdigest()[:32], "severity": "major",
                 "location": {"path": path, "lines": {"begin": item.row, "end": item.row}}})
         for finding, fingerprint in zip(result.findings, _fingerprints(result)):
             row, end_row = _file_rows(finding, result)

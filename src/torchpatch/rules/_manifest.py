@@ -9,7 +9,7 @@ whenever a file of the package changes (``package_fingerprint``): a rule added o
 
 from __future__ import annotations
 
-import hashlib
+from torchpatch._hashing import blake2b
 import importlib
 import json
 import os
@@ -33,7 +33,7 @@ _NAME_SETS = ("calls", "references_to", "methods", "attributes_assigned", "depen
 def package_fingerprint() -> str:
     """torchpatch's version and the size and mtime of each of its own source and data files: an edited rule
     in an editable install gives a new fingerprint (so a new manifest and new result-cache keys)."""
-    digest = hashlib.blake2b(torchpatch.__version__.encode(), digest_size=16)
+    digest = blake2b(torchpatch.__version__.encode(), digest_size=16)
     entries = []
     root = str(_PACKAGE)
     skip = len(root) + 1

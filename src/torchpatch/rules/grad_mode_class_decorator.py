@@ -57,12 +57,14 @@ class GradModeClassDecorator(Rule):
         node = reference.node
         if not isinstance(node, (ast.Name, ast.Attribute)):
             return
-        parent = ctx.parent_of(node)
-        if isinstance(parent, ast.Call) and parent.func is node:
-            decorator, parent = parent, ctx.parent_of(parent)
-        else:
-            decorator = node
-        if not isinstance(parent, ast.ClassDef) or not any(d is decorator for d in parent.decorator_list):
+        # A class's decorators are walked as the header of its statement: no parent links needed (the file's
+        # every ``torch.no_grad`` reaches here).
+        parent = reference.statement
+        if not isinstance(parent, ast.ClassDef):
+            return
+        decorator = next((d for d in parent.decorator_list
+                          if d is node or isinstance(d, ast.Call) and d.func is node), None)
+        if decorator is None:
             return
         name = reference.qualname.rpartition(".")[2]
         yield ctx.diagnostic(decorator, f"`@{name}` on class `{parent.name}` is deprecated (FutureWarning in PyTorch 2.4 "

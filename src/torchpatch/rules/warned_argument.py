@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import re
 import sys
@@ -260,28 +261,25 @@ class WarnedArgument(Rule):
     def _receiver_class(ctx, receiver: ast.expr) -> str | None:
         """The torch class every assignment in the file gives this name (``sched = StepLR(...)``)."""
         if isinstance(receiver, ast.Name):
-            matches = lambda target: isinstance(target, ast.Name) and target.id == receiver.id  # noqa: E731
+            key = receiver.id
         elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) \
                 and receiver.value.id == "self":
-            matches = lambda target: (isinstance(target, ast.Attribute) and target.attr == receiver.attr  # noqa: E731
-                                      and isinstance(target.value, ast.Name) and target.value.id == "self")
+            key = ("self", receiver.attr)
         else:
             return None
+        assigned, elsewhere = _assignments(ctx, key)
+        if elsewhere:
+            return None  # bound another way too (a loop target, ``+=``, a ``with``): not one known class
         classes = set()
-        for node in ast.walk(ctx.tree):
-            if isinstance(node, ast.Assign) and any(matches(t) for t in node.targets):
-                value = node.value
-                qualname = ctx.resolves_to(value.func) if isinstance(value, ast.Call) and isinstance(
-                    value.func, (ast.Name, ast.Attribute)) else None
-                classes.add(qualname if qualname and qualname.startswith("torch.") else None)
-            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.With)) and any(
-                    matches(t) for t in ast.walk(getattr(node, "target", node))):
-                classes.add(None)
+        for value in assigned:
+            qualname = ctx.resolves_to(value.func) if isinstance(value, ast.Call) and isinstance(
+                value.func, (ast.Name, ast.Attribute)) else None
+            classes.add(qualname if qualname and qualname.startswith("torch.") else None)
         if len(classes) != 1:
             return None
         known = next(iter(classes))
         # A class the data describes (a factory such as torch.zeros gives a tensor: left to the call's shape).
-        if known and any(name.startswith(known + ".") for name in _warning_sites.callables()):
+        if known and known in _classes_with_sites():
             return known
         return None
 
@@ -331,6 +329,65 @@ class WarnedArgument(Rule):
 
 
 _SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
+
+@functools.lru_cache(maxsize=1)
+def _classes_with_sites() -> frozenset[str]:
+    """Every ``X`` for which some warning site is named ``X.rest`` (each dotted start of a site's name)."""
+    found = set()
+    for name in _warning_sites.callables():
+        parts = name.split(".")
+        found.update(".".join(parts[:end]) for end in range(1, len(parts)))
+    return frozenset(found)
+
+
+def _target_key(node: ast.AST):
+    """What ``_receiver_class`` matches a target by: a name's id, or ``("self", attr)`` for ``self.attr``."""
+    kind = type(node)
+    if kind is ast.Name:
+        return node.id
+    if kind is ast.Attribute and type(node.value) is ast.Name and node.value.id == "self":
+        return ("self", node.attr)
+    return None
+
+
+def _assignments(ctx, key) -> tuple[list[ast.expr], bool]:
+    """What ``_receiver_class`` reads of the file for one target key (once per key and file, not once per
+    method call): the values of the ``=`` statements with a top-level target of that key, and whether the key
+    is bound another way (anywhere in the target of an annotated or augmented assignment or a ``for`` loop, or
+    anywhere in a ``with`` statement: then no single class is known). Every node looked for is a statement, so
+    only statement lists are walked, and only the statements whose lines hold the key's name are entered
+    (linter.mention_test): a target is written on its statement's lines."""
+    known = ctx.memo.setdefault("TP209 assignments", {})
+    found = known.get(key)
+    if found is not None:
+        return found
+    from torchpatch.engine.linter import mention_test
+
+    mentions = mention_test(ctx.text, {key if type(key) is str else key[1]}, ctx.locator)
+    values: list[ast.expr] = []
+    found = (values, False)
+    blocks = [ctx.tree.body]
+    while blocks:
+        for node in blocks.pop():
+            if not mentions(node):
+                continue
+            kind = type(node)
+            if kind is ast.Assign:
+                if any(_target_key(target) == key for target in node.targets):
+                    values.append(node.value)
+            elif kind in (ast.AnnAssign, ast.AugAssign, ast.For, ast.With) and any(
+                    _target_key(inner) == key for inner in ast.walk(node.target if kind is not ast.With else node)):
+                found = ([], True)
+                blocks.clear()
+                break
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(node, field, None)
+                if type(inner) is list and inner and isinstance(inner[0], ast.stmt):
+                    blocks.append(inner)
+            for holder in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
+                blocks.append(holder.body)
+    known[key] = found
+    return found
 
 
 def _module_calls(ctx, construction: ast.Call, qualname: str) -> list[ast.Call]:

@@ -21,22 +21,7 @@ from torchpatch.engine import report as report_rows
 from torchpatch.frontends.executors import ray_executor, remote_files
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("large scans")
-    group.add_argument("--executor", choices=("local", "ray"), default="local",
-                       help="where files are checked: this machine (default), or a Ray cluster (extra [ray])")
-    group.add_argument("--ray-address", metavar="ADDRESS",
-                       help="join this Ray cluster (default: $RAY_ADDRESS, else start a local one)")
-    group.add_argument("--report", type=Path, metavar="PATH",
-                       help="also write one row per input file to PATH (.jsonl, or .parquet with pyarrow)")
-    group.add_argument("--files-from", metavar="FILE", help="read paths, one per line, from FILE (- for stdin)")
-    group.add_argument("--resume", type=Path, metavar="REPORT",
-                       help="skip files whose row in REPORT is still valid (same path, size, mtime, settings)")
-
-
-def wanted(args: argparse.Namespace) -> bool:
-    return bool(args.executor != "local" or args.ray_address or args.report or args.files_from or args.resume
-                or any(remote_files.is_url(str(p)) for p in args.paths))
+from torchpatch.frontends.executors.options import add_arguments, wanted  # noqa: E402,F401  (their home before)
 
 
 def _usage_error(message: str) -> Exception:
