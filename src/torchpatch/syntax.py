@@ -4,6 +4,9 @@ reader and the maintainer scripts (none of which may import the others)."""
 from __future__ import annotations
 
 import ast
+import bisect
+import re
+from collections.abc import Callable
 
 
 def dotted_name(node: ast.AST) -> str | None:
@@ -31,3 +34,29 @@ def annotations_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast
     parameters = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
     found = [p.annotation for p in parameters if p is not None and p.annotation is not None]
     return found + [function.returns] if function.returns is not None else found
+
+
+def mention_test(text: str, names: set[str], locator) -> Callable[[ast.stmt], bool]:
+    """Whether a statement's lines (its decorators' included) hold the text of one of ``names`` or a
+    non-ASCII character (``locator.line_starts``: the offset of each line): a statement without is sure to hold no ``ast.Name`` of those names and no
+    import that binds one (an identifier is one token on one line; a non-ASCII one can be another
+    spelling of an ASCII name, NFKC)."""
+    offsets = []
+    for name in names:
+        at = text.find(name)
+        while at >= 0:
+            offsets.append(at)
+            at = text.find(name, at + 1)
+    if not text.isascii():
+        offsets.extend(match.start() for match in re.finditer(r"[^\x00-\x7f]+", text))
+    offsets.sort()
+    line_starts = locator.line_starts
+
+    def mentions(statement: ast.stmt) -> bool:
+        decorators = getattr(statement, "decorator_list", None)
+        start = line_starts[(decorators[0].lineno if decorators else statement.lineno) - 1]
+        end = line_starts[statement.end_lineno] if statement.end_lineno < len(line_starts) else len(text)
+        index = bisect.bisect_left(offsets, start)
+        return index < len(offsets) and offsets[index] < end
+
+    return mentions

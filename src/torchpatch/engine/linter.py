@@ -20,6 +20,7 @@ from torchpatch.engine.dependencies import check_dependencies
 from torchpatch.engine.settings import Settings, torchfix_redirects
 from torchpatch.engine.source import Locator, Source, UnreadableFile, read_source
 from torchpatch.findings import SAFE, Diagnostic, Edit, Fix
+from torchpatch.syntax import mention_test
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _FILE_NOQA = re.compile(r"#\s*torchpatch:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -350,32 +351,6 @@ def _name_at(tree: ast.Module, name: str, row: int, utf8_column: int) -> bool:
                 continue
             todo.append(child)
     return False
-
-
-def mention_test(text: str, names: set[str], locator: Locator) -> Callable[[ast.stmt], bool]:
-    """Whether a statement's lines (its decorators' included) hold the text of one of ``names`` or a
-    non-ASCII character: a statement without is sure to hold no ``ast.Name`` of those names and no
-    import that binds one (an identifier is one token on one line; a non-ASCII one can be another
-    spelling of an ASCII name, NFKC)."""
-    offsets = []
-    for name in names:
-        at = text.find(name)
-        while at >= 0:
-            offsets.append(at)
-            at = text.find(name, at + 1)
-    if not text.isascii():
-        offsets.extend(match.start() for match in re.finditer(r"[^\x00-\x7f]+", text))
-    offsets.sort()
-    line_starts = locator.line_starts
-
-    def mentions(statement: ast.stmt) -> bool:
-        decorators = getattr(statement, "decorator_list", None)
-        start = line_starts[(decorators[0].lineno if decorators else statement.lineno) - 1]
-        end = line_starts[statement.end_lineno] if statement.end_lineno < len(line_starts) else len(text)
-        index = bisect.bisect_left(offsets, start)
-        return index < len(offsets) and offsets[index] < end
-
-    return mentions
 
 
 def walk_mentioning(tree: ast.Module, mentions: Callable[[ast.stmt], bool]) -> Iterator[ast.AST]:

@@ -44,6 +44,7 @@ class MeshgridWithoutIndexing(Rule):
     fix_safety = SAFE
     fix_safety_note = ('`indexing="ij"` is what torch uses when the argument is left out, in every release 2.4 … 2.15 '
                        "(the keyword exists since 1.10).")
+    torch_message = "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument."
     references = ("https://docs.pytorch.org/docs/stable/generated/torch.meshgrid.html",)
     calls = frozenset({"torch.meshgrid", "torch.functional.meshgrid"})
 

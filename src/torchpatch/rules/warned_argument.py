@@ -10,6 +10,7 @@ import sys
 from functools import lru_cache
 
 from torchpatch.rules import _receivers, _warning_sites
+from torchpatch.syntax import mention_test
 from torchpatch.rules._wheel_rules import _GENERIC_CODES, LazyNames, covered, keyword_changes_by_callable, shorten
 from torchpatch.rules.base import Invalid, Rule, Valid
 from torchpatch.rules.legacy_loss_reduction import is_legacy_reduction_warning
@@ -179,9 +180,6 @@ class WarnedArgument(Rule):
                 "        super().__init__()\n        self.head = nn.Sequential(nn.Linear(4, 3), nn.Softmax())\n\n"
                 "    def forward(self, x):\n        return self.head(x)\n\ny = Net()(torch.randn(2, 4))\n",
                 torch_warns=r"Implicit dimension choice for softmax has been deprecated"),
-        # A warning from C++ (aten's meshgrid), written by hand in scripts/build_warning_sites.py.
-        Invalid("import torch\nys, xs = torch.arange(3), torch.arange(4)\ngy, gx = torch.meshgrid(ys, xs)\n",
-                torch_warns=r"in an upcoming release, it will be required to pass the indexing argument"),
         # A name another rule watches (TP230 has DDP's broadcast_buffers=): the other warnings are this rule's.
         Invalid("import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
                 "ddp = DDP(model, check_reduction=True)\n"),
@@ -356,13 +354,11 @@ def _assignments(ctx, key) -> tuple[list[ast.expr], bool]:
     is bound another way (anywhere in the target of an annotated or augmented assignment or a ``for`` loop, or
     anywhere in a ``with`` statement: then no single class is known). Every node looked for is a statement, so
     only statement lists are walked, and only the statements whose lines hold the key's name are entered
-    (linter.mention_test): a target is written on its statement's lines."""
+    (syntax.mention_test): a target is written on its statement's lines."""
     known = ctx.memo.setdefault("TP209 assignments", {})
     found = known.get(key)
     if found is not None:
         return found
-    from torchpatch.engine.linter import mention_test
-
     mentions = mention_test(ctx.text, {key if type(key) is str else key[1]}, ctx.locator)
     values: list[ast.expr] = []
     found = (values, False)
