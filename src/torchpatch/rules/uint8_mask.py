@@ -15,7 +15,6 @@ from torchpatch.versions import v
 _MASK_METHODS = frozenset({"masked_fill", "masked_fill_", "masked_select", "masked_scatter", "masked_scatter_"})
 _UINT8 = frozenset({"torch.uint8"})
 _BYTE_TENSOR_TYPES = frozenset({"torch.ByteTensor", "torch.cuda.ByteTensor"})
-_BYTE_TENSOR_STRINGS = frozenset({"torch.ByteTensor", "torch.cuda.ByteTensor"})
 #: Factories that make a uint8 tensor when given ``dtype=torch.uint8``.
 _FACTORIES = frozenset(f"torch.{name}" for name in (
     "zeros", "ones", "empty", "full", "tensor", "as_tensor", "zeros_like", "ones_like", "empty_like", "full_like"))
@@ -66,12 +65,13 @@ class Uint8Mask(Rule):
         "known from the code."
     )
     references = ("https://docs.pytorch.org/docs/stable/tensor_attributes.html#torch.dtype",)
-    methods = frozenset({"byte", "to", "type"})
+    # Triggered by `.byte()` and by a mention of torch.uint8 / ByteTensor (not by every `.to(`).
+    methods = frozenset({"byte"})
+    references_to = _UINT8 | _BYTE_TENSOR_TYPES
 
     @classmethod
     def torch_messages(cls) -> tuple[str, ...]:
         return (_INDEX_MESSAGE, _WHERE_MESSAGE)
-    calls = _BYTE_TENSOR_TYPES | _FACTORIES
 
     VALID = [
         "import torch\nmask = (x > 0)\ny = x[mask]\n",
@@ -104,13 +104,14 @@ class Uint8Mask(Rule):
     ]
 
     def check_method_call(self, ctx, call):
-        if _makes_uint8(ctx, call):
+        if call.func.attr == "byte" and not call.args and not call.keywords:
             yield from self._check_uint8(ctx, call)
 
-    def check_call(self, ctx, call, qualname):
-        if qualname in _BYTE_TENSOR_TYPES or any(
-                keyword.arg == "dtype" and isinstance(keyword.value, (ast.Name, ast.Attribute))
-                and ctx.resolves_to(keyword.value) in _UINT8 for keyword in call.keywords):
+    def check_reference(self, ctx, reference):
+        if reference.in_import:
+            return
+        call = _uint8_call(ctx, reference.node)
+        if call is not None:
             yield from self._check_uint8(ctx, call)
 
     def _check_uint8(self, ctx, call: ast.Call):
@@ -136,20 +137,23 @@ class Uint8Mask(Rule):
                                    f"(comparisons already give one, or `.bool()`)")
 
 
-def _makes_uint8(ctx, call: ast.Call) -> bool:
-    """``t.byte()``, ``t.to(torch.uint8)`` / ``t.to(dtype=torch.uint8)``, ``t.type(torch.uint8 | torch.ByteTensor)``."""
-    method = call.func.attr
-    if method == "byte":
-        return not call.args and not call.keywords
-    if method == "to":
-        values = [*call.args, *(k.value for k in call.keywords if k.arg == "dtype")]
-        return any(ctx.resolves_to(value) in _UINT8 for value in values if isinstance(value, (ast.Name, ast.Attribute)))
-    if method == "type" and len(call.args) == 1 and not call.keywords:
-        value = call.args[0]
-        if isinstance(value, ast.Constant):
-            return value.value in _BYTE_TENSOR_STRINGS
-        return isinstance(value, (ast.Name, ast.Attribute)) and ctx.resolves_to(value) in _UINT8 | _BYTE_TENSOR_TYPES
-    return False
+def _uint8_call(ctx, node: ast.AST) -> ast.Call | None:
+    """The call that makes a uint8 tensor with this mention of torch.uint8 / ByteTensor, if it is one:
+    ``t.to(torch.uint8)``, ``t.to(dtype=torch.uint8)``, ``t.type(torch.ByteTensor)``, ``torch.ByteTensor(n)``,
+    ``torch.zeros(n, dtype=torch.uint8)``."""
+    parent = ctx.parent_of(node)
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return parent if ctx.resolves_to(node) in _BYTE_TENSOR_TYPES else None
+    if isinstance(parent, ast.keyword) and parent.arg == "dtype":
+        call = ctx.parent_of(parent)
+        if isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute)):
+            if isinstance(call.func, ast.Attribute) and call.func.attr == "to" or ctx.resolves_to(call.func) in _FACTORIES:
+                return call
+        return None
+    if isinstance(parent, ast.Call) and node in parent.args and len(parent.args) == 1 and not parent.keywords \
+            and isinstance(parent.func, ast.Attribute) and parent.func.attr in ("to", "type"):
+        return parent
+    return None
 
 
 #: Tensor methods whose result has the receiver's dtype (``torch.ByteTensor(n, m).fill_(1)``).
