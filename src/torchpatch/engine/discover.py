@@ -78,6 +78,8 @@ class FileFilter:
         if not self._rest_patterns and self._names_only:
             # Only plain names (the default excludes): gitignore's ``name`` matches an entry of that name at any
             # depth and all under it, ``name/`` a folder of that name; without importing pathspec.
+            if relative == "." and not {".", ".."} & (self._names | self._folder_names):
+                return False  # the base itself (a folder named on the command line): no name to match
             parts = relative.split("/")
             if all(part not in ("", ".", "..") for part in parts):
                 folders = parts if is_dir else parts[:-1]

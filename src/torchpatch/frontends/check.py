@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from torchpatch.engine.config import ConfigError, Overrides, SettingsResolver
 from torchpatch.engine.discover import DEFAULT_EXCLUDE, FileFilter, discover, explicitly_excluded
-from torchpatch.engine.linter import FileResult, check_file, fix_allowed
+from torchpatch.engine.results import FileResult, fix_allowed
 from torchpatch.engine.settings import Settings
 from torchpatch.engine.writer import fixed_content, original_content, write_fixed
 from torchpatch.output import formats
@@ -388,6 +388,8 @@ def _run_stdin(args: argparse.Namespace, resolver: SettingsResolver, report: "_R
     settings = resolver.for_file(name if str(name) != "-" else Path("stdin.py"))
     data = sys.stdin.buffer.read()
     fixing = args.fix or args.diff
+    from torchpatch.engine.linter import check_file
+
     result = check_file(name if str(name) != "-" else Path("-"), settings, fix=fixing,
                         unsafe_fixes=args.unsafe_fixes, add_todos=args.add_todos, data=data)
     if args.fix:
