@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 
 from torchpatch.rules import _warning_sites
@@ -237,6 +238,36 @@ class WarnedArgument(Rule):
 
 
 
+def _mention_test(text: str, word: str):
+    """Whether a statement's rows (its decorators' included) hold ``word`` or a non-ASCII character (an
+    identifier can be another spelling of an ASCII one, NFKC): a statement without holds no target named so.
+    The engine's linter.mention_test, by rows (a rule imports no engine module)."""
+    if "\r" in text.replace("\r\n", "\n"):
+        return lambda statement: True  # lone CRs end lines too: every statement is read
+    offsets = []
+    at = text.find(word)
+    while at >= 0:
+        offsets.append(at)
+        at = text.find(word, at + 1)
+    if not text.isascii():
+        offsets.extend(index for index, character in enumerate(text) if ord(character) > 127)
+        offsets.sort()
+    rows, row, previous = [], 1, 0
+    for offset in offsets:
+        row += text.count("\n", previous, offset)
+        previous = offset
+        if not rows or rows[-1] != row:
+            rows.append(row)
+
+    def mentions(statement: ast.stmt) -> bool:
+        decorators = getattr(statement, "decorator_list", None)
+        first = decorators[0].lineno if decorators else statement.lineno
+        at = bisect.bisect_left(rows, first)
+        return at < len(rows) and rows[at] <= statement.end_lineno
+
+    return mentions
+
+
 @functools.lru_cache(maxsize=1)
 def _classes_with_sites() -> frozenset[str]:
     """Every ``X`` for which some warning site is named ``X.rest`` (each dotted start of a site's name)."""
@@ -268,9 +299,7 @@ def _assignments(ctx, key) -> tuple[list[ast.expr], bool]:
     found = known.get(key)
     if found is not None:
         return found
-    from torchpatch.engine.linter import mention_test
-
-    mentions = mention_test(ctx.text, {key if type(key) is str else key[1]}, ctx.locator)
+    mentions = _mention_test(ctx.text, key if type(key) is str else key[1])
     values: list[ast.expr] = []
     found = (values, False)
     blocks = [ctx.tree.body]
