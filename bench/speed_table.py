@@ -18,7 +18,10 @@ the least of each side kept (on a shared machine the least is the run other jobs
 * a warm rerun (the default ``check`` with the cache the previous run filled) against the cold default run, CPU,
   on the first tree.
 
-The machine, the commit and the load are printed above the table. Needs only the standard library and torchpatch.
+The machine, the commit and the load are printed above the table. ``--instructions`` adds the instructions
+(``valgrind --tool=callgrind``, ``PYTHONHASHSEED=0``) of the first tree's cold, cache-writing and warm runs
+(``-j 1``) and of the one-file check against their floors: counts that other jobs on the machine do not move
+(slow: about fifty times the run). Needs only the standard library and torchpatch (and valgrind for that).
 """
 
 from __future__ import annotations
@@ -94,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each side of each ratio (default 3)")
     parser.add_argument("--one-file", type=Path, help="the file of the one-file row")
     parser.add_argument("--one-file-repeat", type=int, default=10)
+    parser.add_argument("--instructions", action="store_true", help="also count instructions with callgrind")
     args = parser.parse_args(argv)
     trees = [tree.resolve() for tree in args.trees]
     for tree in trees:
@@ -162,13 +166,51 @@ def main(argv: list[str] | None = None) -> int:
     cold_cpu, warm_cpu = min(t.cpu for t in colds), min(t.cpu for t in warms)
     rows.append((f"warm rerun on {first.name}", f"{warm_cpu:.2f} CPU-s", f"cold default run {cold_cpu:.2f} CPU-s",
                  f"**{warm_cpu / cold_cpu:.0%}**", "≤ 10 %", "met" if warm_cpu / cold_cpu <= 0.10 else "not met"))
+    counted = instruction_rows(first, lists["first"], one_file, check, cache_dir, cwd) if args.instructions else []
     shutil.rmtree(work, ignore_errors=True)
 
     print("| work | torchpatch | floor / peer | ratio | goal | |")
     print("|---|---|---|---|---|---|")
     for cells in rows:
         print("| " + " | ".join(cells) + " |")
+    if counted:
+        print()
+        print("| instructions (callgrind) | torchpatch | floor | ratio |")
+        print("|---|---:|---:|---:|")
+        for cells in counted:
+            print("| " + " | ".join(cells) + " |")
     return 0
+
+
+def instructions(argv: list[str], cwd: Path) -> int:
+    """What ``argv`` executes, counted by callgrind (the hash seed fixed, so two runs count alike)."""
+    environment = {**run_bench.TOOL_ENVIRONMENT, "PYTHONHASHSEED": "0"}
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv], cwd=cwd,
+                          env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in done.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1])
+    raise SystemExit(f"callgrind counted nothing for {' '.join(argv[:6])} ...")
+
+
+def instruction_rows(first: Path, first_list: Path, one_file: Path, check: list[str], cache_dir: Path,
+                     cwd: Path) -> list[tuple[str, ...]]:
+    python = sys.executable
+    floor = instructions([python, "-c", run_bench.AST_LOOP, str(first_list)], cwd)
+    cold = instructions([*check, "-j", "1", "--no-cache", str(first)], cwd)
+    shutil.rmtree(cache_dir, ignore_errors=True)
+    writing = instructions([*check, "-j", "1", "--cache-dir", str(cache_dir), str(first)], cwd)
+    warm = instructions([*check, "-j", "1", "--cache-dir", str(cache_dir), str(first)], cwd)
+    subprocess.run([*check, "--no-cache", str(one_file)], cwd=cwd, stdout=subprocess.DEVNULL,
+                   env=run_bench.TOOL_ENVIRONMENT)  # bytecode written before it is counted
+    parse_floor = instructions([python, "-c", f"import ast; ast.parse(open({str(one_file)!r}, 'rb').read())"], cwd)
+    one = instructions([*check, "--no-cache", str(one_file)], cwd)
+    giga = lambda count: f"{count / 1e9:.3f} G"  # noqa: E731
+    return [(f"cold `check -j 1 --no-cache`, {first.name}", giga(cold), giga(floor), f"**{cold / floor:.2f}×**"),
+            (f"cold `check -j 1`, cache written, {first.name}", giga(writing), giga(floor), f"**{writing / floor:.2f}×**"),
+            (f"warm rerun, {first.name} (floor: the run that wrote the cache)", giga(warm), giga(writing),
+             f"**{warm / writing:.1%}**"),
+            (f"one file ({one_file.name})", giga(one), giga(parse_floor), f"**{one / parse_floor:.2f}×**")]
 
 
 if __name__ == "__main__":

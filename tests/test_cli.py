@@ -192,11 +192,14 @@ _QUICK_ARGVS = [
     ["check", "--output-format", "json", "x.py"], ["check", "--output-format=concise", "--isolated", "x.py"],
     ["check", "-j", "2", "."], ["check", "--jobs=3", "--statistics", "."], ["check", "--fix", "--diff", "--unsafe-fixes",
     "--show-fixes", "--force-exclude", "--exit-non-zero-on-fix", "a.py"],
+    ["check", "--cache-dir", "c", "--select", "TP3,TP1", "--select=ALL", "--ignore=", "--extend-select", "TP9", "."],
+    ["check", "-o", "r.txt", "--output-file=s.txt", "--config", "p.toml", "--target-torch", "2.8", "--min-torch=2.6", "a.py"],
 ]
 _PARSER_ONLY = [
-    ["check", "a.py", "--no-cache", "b.py"], ["check", "-"], ["check", "--help"], ["check", "--select", "TP301"],
+    ["check", "a.py", "--no-cache", "b.py"], ["check", "-"], ["check", "--help"],
     ["check", "-j2", "."], ["check", "-j", "0", "."], ["check", "--output-format", "xml"], ["check", "--jobs"],
     ["check", "--no-cach"], ["--version"], ["rule"], ["check", "-j", "-1"], ["check", "--output-format", "--quiet"],
+    ["check", "-o=r.txt"], ["check", "--select"], ["check", "--cache-dir", "-q"], ["check", "--per-file-ignores", "a:TP1"],
 ]
 
 

@@ -183,4 +183,6 @@ def test_plain_name_excludes_decide_as_pathspec_does_without_it(tmp_path):
                 for is_dir in (True, False):
                     expected = spec.match_file(relative + "/" if is_dir else relative)
                     assert file_filter.excludes(tmp_path.resolve() / relative, is_dir=is_dir) == expected, relative
+        for is_dir in (True, False):  # the base itself
+            assert file_filter.excludes(tmp_path.resolve(), is_dir=is_dir) == spec.match_file("./" if is_dir else ".")
     assert not FileFilter(tmp_path, ("*.py", "build"))._rest_patterns == []  # a glob: pathspec decides

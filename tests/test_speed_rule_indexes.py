@@ -66,6 +66,9 @@ SOURCES = [
     "import torch\nif c:\n    m = torch.nn.Linear(1, 1)\nelse:\n    m = torch.nn.Conv2d(1, 1, 1)\nm.state_dict(a, b)\n"
     "while True:\n    k = torch.nn.GRU(1, 1)\n    break\nk.flatten_parameters()\n",
     "import torch\nmodèle = torch.nn.Linear(1, 1)\nmodèle.state_dict(a, b)\nf = lambda: q.step(1)\n",
+    "import torch\r\nclass A:\r\n    def f(self):\r\n        self.m = torch.nn.Linear(1, 1)\r\n\r\n"
+    "    def g(self):\r\n        self.m.state_dict(a, b)\r\n        for self.k in y:\r\n            self.k.step(1)\r\n",
+    "import torch\rm = torch.nn.Linear(1, 1)\rm.state_dict(a, b)\rwith x as m:\r    pass\rn = torch.nn.ReLU()\rn.state_dict(a)\r",
 ]
 
 

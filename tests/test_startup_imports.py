@@ -72,3 +72,27 @@ def test_a_finding_imports_only_the_rules_that_watch_its_name(project, tmp_path_
     # What a plain one-file check no longer needs (issue 27): each is a few milliseconds of start-up.
     assert not {"argparse", "hashlib", "tomllib", "tempfile", "threading", "multiprocessing",
                 "torchpatch.engine.cache", "torchpatch.frontends.executors.scan"} & set(modules)
+
+
+_WARM = """\
+import json, sys
+from torchpatch.frontends.cli import main
+try:
+    main(["check", "--cache-dir", sys.argv[2], sys.argv[1]])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_a_rerun_whose_files_all_hit_the_cache_imports_no_checking_engine(project, tmp_path_factory):
+    """Issue 27: a warm rerun reads the cache and stats files; the linter, the checker and the rules stay unloaded."""
+    environment = {**os.environ, "TORCHPATCH_MANIFEST_DIR": str(tmp_path_factory.mktemp("manifest"))}
+    cache = tmp_path_factory.mktemp("cache")
+    run = lambda: subprocess.run([sys.executable, "-c", _WARM, str(project), str(cache)], capture_output=True,  # noqa: E731
+                                 text=True, cwd=project, env=environment, check=True)
+    cold = json.loads(run().stdout.splitlines()[-1])
+    assert "torchpatch.engine.linter" in cold
+    warm = set(json.loads(run().stdout.splitlines()[-1]))
+    assert not {"torchpatch.engine.linter", "torchpatch.engine.checker", "torchpatch.engine.resolve"} & warm
+    assert not _rule_modules(sorted(warm))

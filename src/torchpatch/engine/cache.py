@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from torchpatch import __version__
-from torchpatch.engine.linter import FileResult, Finding
+from torchpatch.engine.results import FileResult, Finding
 from torchpatch.engine.settings import Settings
 from torchpatch.findings import Edit, Fix
 from torchpatch.rules._manifest import package_fingerprint

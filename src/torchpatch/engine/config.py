@@ -91,14 +91,15 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
-def config_in(folder: Path) -> Path | None:
-    """The configuration file of one folder, if it has one."""
+def config_in(folder: Path, files: frozenset[str] | None = None) -> Path | None:
+    """The configuration file of one folder, if it has one. ``files``: those of CONFIG_FILE_NAMES that the
+    folder's listing shows to be files (a stat each otherwise)."""
     for name in CONFIG_FILE_NAMES[:2]:
         candidate = folder / name
-        if candidate.is_file():
+        if (name in files) if files is not None else candidate.is_file():
             return candidate
     candidate = folder / "pyproject.toml"
-    if candidate.is_file():
+    if ("pyproject.toml" in files) if files is not None else candidate.is_file():
         if "torchpatch" in _read_toml(candidate).get("tool", {}):
             return candidate
     return None
@@ -323,6 +324,8 @@ class SettingsResolver:
         self._settings_of_folder: dict[Path, Settings] = {}
         self._settings: dict[tuple[str, Path | None], Settings] = {}
         self._packaging_folders: dict[str, bool] = {}  # folder → has packaging files (project_root)
+        # Folders whose listing discovery read (note_listing), resolved, as text → their configuration files.
+        self._listed: dict[str, frozenset[str]] = {}
         if overrides.config is not None and not overrides.isolated and not overrides.config.is_file():
             raise ConfigError(f"--config {overrides.config}: no such file")
         try:  # the command line's own selectors, before any file is read
@@ -332,11 +335,20 @@ class SettingsResolver:
         except SelectionError as error:
             raise ConfigError(str(error)) from None
 
+    def note_listing(self, folder: str, entries: list) -> None:
+        """What discovery read of a folder (resolved, as text): its configuration files, and whether it holds
+        packaging files (project_root), so that neither needs a stat or a listing again."""
+        self._listed[folder] = frozenset(entry.name for entry in entries
+                                         if entry.name in CONFIG_FILE_NAMES and _is_file(entry))
+        self._packaging_folders.setdefault(folder, _holds_packaging_files(entry.name for entry in entries))
+
     def for_folder(self, folder: Path) -> Settings:
         known = self._settings_of_folder.get(folder)
         if known is not None:
             return known
-        settings = self._settings_of_folder[folder] = self._for_resolved_folder(folder.resolve())
+        # A folder discovery listed is resolved already (it walks resolved folders and enters no link).
+        resolved = folder if str(folder) in self._listed else folder.resolve()
+        settings = self._settings_of_folder[folder] = self._for_resolved_folder(resolved)
         return settings
 
     def _for_resolved_folder(self, folder: Path) -> Settings:
@@ -347,7 +359,7 @@ class SettingsResolver:
         config = self._nearest_config(folder)
         if config is not None:
             return self._build(config, None)
-        return self._build(None, project_root(folder, self._packaging_folders))
+        return self._build(None, project_root(folder, self._packaging_folders, str(folder) in self._listed))
 
     def for_file(self, path: Path) -> Settings:
         folder = path.parent
@@ -369,7 +381,7 @@ class SettingsResolver:
                 found = self._config_of_folder[candidate]
                 break
             walked.append(candidate)
-            found = config_in(candidate)
+            found = config_in(candidate, self._listed.get(str(candidate)))
             if found is not None:
                 break
         for candidate in walked:
@@ -472,11 +484,12 @@ def _is_project_root(folder: Path) -> bool:
     return any(key in data for key in ("project", "build-system")) or "poetry" in data.get("tool", {})
 
 
-def project_root(folder: Path, known: dict[str, bool] | None = None) -> Path:
+def project_root(folder: Path, known: dict[str, bool] | None = None, resolved_folder: bool = False) -> Path:
     """Where a project without a torchpatch configuration starts: the nearest folder with packaging files.
-    ``known`` remembers which folders have them (a resolver's, across the folders of one run)."""
-    start = folder.resolve()
-    if start.is_file():
+    ``known`` remembers which folders have them (a resolver's, across the folders of one run);
+    ``resolved_folder``: ``folder`` is known to be a resolved folder (no resolve, no stat)."""
+    start = folder if resolved_folder else folder.resolve()
+    if not resolved_folder and start.is_file():
         start = start.parent
     known = {} if known is None else known
     for candidate in (start, *start.parents):
@@ -495,7 +508,18 @@ _PACKAGING_FILES = frozenset({"pyproject.toml", "setup.cfg", "setup.py", ".git"}
 def _has_packaging_files(folder: str) -> bool:
     try:
         with os.scandir(folder) as listing:
-            return any(entry.name in _PACKAGING_FILES or (entry.name.startswith("requirements") and entry.name.endswith(".txt"))
-                       for entry in listing)
+            return _holds_packaging_files(entry.name for entry in listing)
+    except OSError:
+        return False
+
+
+def _holds_packaging_files(names) -> bool:
+    return any(name in _PACKAGING_FILES or (name.startswith("requirements") and name.endswith(".txt")) for name in names)
+
+
+def _is_file(entry) -> bool:
+    """``Path.is_file`` of a listed entry (links followed), from the listing's file type where it has one."""
+    try:
+        return entry.is_file()
     except OSError:
         return False

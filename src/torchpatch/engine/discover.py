@@ -78,6 +78,8 @@ class FileFilter:
         if not self._rest_patterns and self._names_only:
             # Only plain names (the default excludes): gitignore's ``name`` matches an entry of that name at any
             # depth and all under it, ``name/`` a folder of that name; without importing pathspec.
+            if relative == "." and not {".", ".."} & (self._names | self._folder_names):
+                return False  # the base itself (a folder named on the command line): no name to match
             parts = relative.split("/")
             if all(part not in ("", ".", "..") for part in parts):
                 folders = parts if is_dir else parts[:-1]
@@ -188,10 +190,13 @@ def _ancestor_ignore_files(start: Path) -> tuple[list[_IgnoreFile], bool]:
 
 
 def discover(paths: Iterable[Path], filter_for: Callable[[Path], FileFilter], respect_gitignore: bool = True,
-             force_exclude: bool = False, include_dependency_files: bool = True) -> list[Path]:
+             force_exclude: bool = False, include_dependency_files: bool = True,
+             note_listing: Callable[[str, list[os.DirEntry]], None] | None = None) -> list[Path]:
     """Files to check, sorted, each once. ``filter_for(folder)`` gives the exclusions of the configuration
     that governs that folder. A file given explicitly is checked whatever its suffix and even if excluded,
-    as in ruff, unless ``force_exclude``."""
+    as in ruff, unless ``force_exclude``. ``note_listing(folder, entries)``, when given, is told each folder's
+    listing (the folder resolved, as text) before ``filter_for`` is asked about it (SettingsResolver.note_listing:
+    its configuration and project-root lookups then need no listing or stat of their own)."""
     seen: set[str] = set()
     found: list[tuple[str, Path]] = []
 
@@ -234,6 +239,8 @@ def discover(paths: Iterable[Path], filter_for: Callable[[Path], FileFilter], re
                     entries = list(listing)
             except OSError:
                 continue
+            if note_listing is not None:
+                note_listing(real_folder, entries)
             if respect_gitignore:
                 names = {entry.name for entry in entries}
                 in_repository = in_repository or ".git" in names

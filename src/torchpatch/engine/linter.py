@@ -9,7 +9,6 @@ import symtable
 import sys
 import warnings
 from collections import deque
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -19,6 +18,7 @@ from torchpatch.engine.codes import ENGINE_CODES
 from torchpatch.engine.dependencies import check_dependencies
 from torchpatch.engine.settings import Settings, torchfix_redirects
 from torchpatch.engine.source import Locator, Source, UnreadableFile, read_source
+from torchpatch.engine.results import FileResult, Finding, fix_allowed  # noqa: F401  (defined there, used here)
 from torchpatch.findings import SAFE, Diagnostic, Edit, Fix
 from torchpatch.syntax import mention_test
 
@@ -26,42 +26,6 @@ _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)
 _FILE_NOQA = re.compile(r"#\s*torchpatch:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _MAX_FIX_ROUNDS = 10
 _TORCH_HINT = "torch"
-
-
-@dataclass
-class Finding:
-    """A diagnostic placed in the file: 1-based rows, 0-based character columns (rows inside the cell for notebooks)."""
-
-    code: str
-    name: str
-    message: str
-    url: str
-    path: Path
-    row: int
-    column: int
-    end_row: int
-    end_column: int
-    fix: Fix | None
-    noqa_row: int
-    cell: int | None = None
-    source_line: str = ""
-    start: int = 0
-    end: int = 0
-    fix_unavailable: str | None = None  # why the rule's fix is not offered (``fix`` is then None)
-
-
-@dataclass
-class FileResult:
-    path: Path
-    findings: list[Finding] = field(default_factory=list)
-    error: str | None = None  # why the file could not be checked
-    fixed_count: int = 0
-    todo_count: int = 0  # ``# TODO(torchpatch)`` lines written by --add-todos
-    internal_error: bool = False  # a bug in torchpatch, not in the file: the run exits 2
-    fixed_codes: dict[str, int] = field(default_factory=dict)
-    original_text: str | None = None
-    fixed_text: str | None = None
-    source: Source | None = None
 
 
 class ParseFailure(Exception):
@@ -582,10 +546,6 @@ def _file_level_noqa(text: str) -> set[str] | str:
 
 
 # -- fixes --------------------------------------------------------------------------------------------
-
-def fix_allowed(fix: Fix | None, unsafe_fixes: bool) -> bool:
-    return fix is not None and (fix.applicability == SAFE or unsafe_fixes)
-
 
 def _fix_to_fixpoint(text: str, path: Path, settings: Settings, diagnostics: list[Diagnostic],
                      unsafe_fixes: bool, result: FileResult,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
-from torchpatch.engine.linter import FileResult, check_file
+from torchpatch.engine.results import FileResult
 from torchpatch.engine.settings import Settings
 
 if TYPE_CHECKING:
@@ -91,6 +91,14 @@ def idle_cores(cores: int | None = None) -> int:
     except (AttributeError, OSError):  # pragma: no cover - Windows
         return cores
     return max(1, min(cores, cores - int(load - 1.0 + 0.5)))
+
+
+def check_file(*args, **kwargs) -> FileResult:
+    """linter.check_file, imported when a file first misses the cache: a rerun whose every file hits it never
+    imports the engine that checks (the linter, the checker, the resolver and their tables)."""
+    from torchpatch.engine.linter import check_file as check
+
+    return check(*args, **kwargs)
 
 
 class _Job:

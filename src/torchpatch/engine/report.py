@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from torchpatch import __version__, install_hint
-from torchpatch.engine.linter import FileResult
+from torchpatch.engine.results import FileResult
 
 STATUSES = ("checked", "skipped", "failed")
 SUFFIXES = (".jsonl", ".parquet")

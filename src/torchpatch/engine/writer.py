@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from torchpatch.engine.linter import FileResult
+from torchpatch.engine.results import FileResult
 from torchpatch.engine.source import encode_python, notebook_with_text
 
 

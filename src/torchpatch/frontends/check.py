@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from torchpatch.engine.config import ConfigError, Overrides, SettingsResolver
 from torchpatch.engine.discover import DEFAULT_EXCLUDE, FileFilter, discover, explicitly_excluded
-from torchpatch.engine.linter import FileResult, check_file, fix_allowed
+from torchpatch.engine.results import FileResult, fix_allowed
 from torchpatch.engine.settings import Settings
 from torchpatch.engine.writer import fixed_content, original_content, write_fixed
 from torchpatch.output import formats
@@ -135,9 +135,16 @@ _QUICK_FLAGS = {"--no-cache": "no_cache", "--exit-zero": "exit_zero", "--quiet":
                 "--exit-non-zero-on-fix": "exit_non_zero_on_fix"}
 
 
+#: The options with a value that quick_arguments reads: option -> (dest, how the parser reads the value).
+_QUICK_VALUES = {"--output-format": ("output_format", None), "--jobs": ("jobs", int), "-j": ("jobs", int),
+                 "--cache-dir": ("cache_dir", Path), "--output-file": ("output_file", Path), "-o": ("output_file", Path),
+                 "--config": ("config", Path), "--target-torch": ("target_torch", str), "--min-torch": ("min_torch", str),
+                 "--select": ("select", _codes), "--extend-select": ("extend_select", _codes), "--ignore": ("ignore", _codes)}
+
+
 def quick_arguments(argv: list[str]):
     """The namespace the parser would give ``argv`` (``check`` and then paths and the common options:
-    on/off flags, ``--output-format``, ``-j``), read without building the parser (argparse and the help
+    on/off flags, ``--output-format``, ``-j``, ``--select``, ``--cache-dir``...), read without building the parser (argparse and the help
     formatter it makes for every option are a tenth of a one-file check); None for anything else (an
     option not listed, a value the parser would refuse, ``-``, ``--help``), which the parser then reads."""
     if not argv or argv[0] != "check":
@@ -159,21 +166,24 @@ def quick_arguments(argv: list[str]):
             values[flag] = True
             continue
         name, equals, value = argument.partition("=")
-        if name not in ("--output-format", "--jobs", "-j") or (name == "-j" and equals):
+        if name not in _QUICK_VALUES or (equals and not name.startswith("--")):
             return None
         if not equals:
             if position == count or argv[position].startswith("-"):
                 return None
             value = argv[position]
             position += 1
-        if name == "--output-format":
+        dest, read = _QUICK_VALUES[name]
+        if read is None:  # --output-format
             if value not in OUTPUT_FORMATS:
                 return None
-            values["output_format"] = value
-        else:
+            values[dest] = value
+        elif read is int:  # -j
             if not value.isdigit() or not value.isascii() or int(value) < 1:
                 return None
-            values["jobs"] = int(value)
+            values[dest] = int(value)
+        else:
+            values[dest] = read(value)
     from types import SimpleNamespace
 
     return SimpleNamespace(**values)
@@ -311,7 +321,8 @@ def _run_paths(args: argparse.Namespace, resolver: SettingsResolver, report: "_R
         if not path.exists():
             raise _usage_error(f"{path}: no such file or directory")
     files = discover(paths, lambda folder: file_filter(resolver.for_folder(folder)),
-                     respect_gitignore=args.respect_gitignore, force_exclude=args.force_exclude)
+                     respect_gitignore=args.respect_gitignore, force_exclude=args.force_exclude,
+                     note_listing=resolver.note_listing)
     nothing_checked = report.nothing_checked = not files and _nothing_checked_is_an_error(args, resolver)
     if not files:
         print("warning: No Python files found under the given path(s)", file=sys.stderr)
@@ -377,6 +388,8 @@ def _run_stdin(args: argparse.Namespace, resolver: SettingsResolver, report: "_R
     settings = resolver.for_file(name if str(name) != "-" else Path("stdin.py"))
     data = sys.stdin.buffer.read()
     fixing = args.fix or args.diff
+    from torchpatch.engine.linter import check_file
+
     result = check_file(name if str(name) != "-" else Path("-"), settings, fix=fixing,
                         unsafe_fixes=args.unsafe_fixes, add_todos=args.add_todos, data=data)
     if args.fix:

@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from torchpatch import __version__
 from torchpatch.engine.codes import ENGINE_CODES, FILE_NOT_CHECKED, UNUSED_NOQA
-from torchpatch.engine.linter import FileResult, Finding, fix_allowed
+from torchpatch.engine.results import FileResult, Finding, fix_allowed
 from torchpatch.engine.source import Locator
 from torchpatch.findings import Fix
 from torchpatch.output.notebook import notebook_line_numbers

@@ -9,7 +9,10 @@ whenever a file of the package changes (``package_fingerprint``): a rule added o
 
 from __future__ import annotations
 
-from torchpatch._hashing import blake2b
+try:  # hashlib's own blake2b, without importing hashlib (which initialises OpenSSL: see torchpatch/_hashing.py)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover
+    from hashlib import blake2b
 import importlib
 import json
 import os
