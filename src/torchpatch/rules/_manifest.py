@@ -26,7 +26,7 @@ _KEPT_MANIFESTS = 4
 _PACKAGE = Path(__file__).resolve().parents[1]
 _FINGERPRINTED_SUFFIXES = (".py", ".toml", ".json", ".gz")
 #: Metadata fields copied from each rule class; the sets are what ``RuleIndex`` indexes.
-_NAME_SETS = ("calls", "references_to", "methods", "attributes_assigned", "dependencies")
+_NAME_SETS = ("calls", "references_to", "methods", "attributes_assigned", "methods_defined", "dependencies")
 
 
 @lru_cache(maxsize=1)
@@ -59,7 +59,7 @@ class RuleFacts:
     watched-name sets, ``since()``), so selection code takes a fact or a rule class alike."""
 
     __slots__ = ("code", "name", "module", "class_name", "opt_in", "torchfix_codes", "_since", "_kind",
-                 "calls", "references_to", "methods", "attributes_assigned", "dependencies")
+                 "calls", "references_to", "methods", "attributes_assigned", "methods_defined", "dependencies")
 
     def __init__(self, entry: dict) -> None:
         self.code = entry["code"]
@@ -71,7 +71,7 @@ class RuleFacts:
         self._since = Version.parse(entry["since"])
         self._kind = entry["kind"]
         for field in _NAME_SETS:
-            setattr(self, field, frozenset(entry[field]))
+            setattr(self, field, frozenset(entry.get(field, ())))
 
     def since(self) -> Version:
         return self._since
@@ -94,7 +94,7 @@ class LazyRule:
     watched name imports no rule."""
 
     __slots__ = ("code", "name", "opt_in", "torchfix_codes", "calls", "references_to", "methods",
-                 "attributes_assigned", "dependencies", "_facts", "_rule")
+                 "attributes_assigned", "methods_defined", "dependencies", "_facts", "_rule")
 
     def __init__(self, facts: RuleFacts) -> None:
         self._facts = facts
