@@ -183,3 +183,30 @@ def test_removed_torch_six_is_reported_outside_import_fallbacks(lint):
     code = "import torch\nfrom torch._six import inf\ntry:\n    from torch._six import string_classes\n" \
            "except ImportError:\n    string_classes = str\n"
     assert _rows(lint, code, ["TP101"]) == [2]
+
+
+def test_layer_outputs_are_tensors_but_not_those_of_rnns_or_containers(lint):
+    code = """\
+        import torch
+        import torch.nn as nn
+        class N(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = nn.LSTM(2, 2)
+                self.fc = nn.Linear(2, 2)
+                self.seq = nn.Sequential(nn.Linear(2, 2))
+            def forward(self, x):
+                a = self.rnn(x)
+                b = self.fc(x)
+                c = self.seq(x)
+                return a.storage(), b.storage(), c.storage()
+        class Trainer:
+            def __init__(self):
+                self.model = nn.Conv2d(1, 1, 1)
+            def step(self, batch):
+                return self.model(batch).storage()
+        lin = nn.Linear(2, 2)
+        out = lin(torch.ones(2))
+        out.storage()
+        """
+    assert _rows(lint, code, ["TP224"]) == [13, 18, 21]

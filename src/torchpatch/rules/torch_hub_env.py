@@ -41,13 +41,13 @@ class TorchHubEnv(Rule):
     calls = HUB_CALLS
 
     VALID = [
-        Valid("import os\nimport torch\nos.environ['TORCH_HOME'] = '/tmp/th'\nd = torch.hub.get_dir()\n",
+        Valid("import os\nimport torch\nos.environ['TORCH_HOME'] = 'torch-home'\nd = torch.hub.get_dir()\n",
               torch_runs_clean=True),
         Valid("import os\nimport torch\nos.environ['TORCH_HUB'] = ''\nd = torch.hub.get_dir()\n", torch_runs_clean=True),
         "import os\nimport torch\nhub = os.environ.get('TORCH_HUB')\nd = torch.hub.get_dir()\n",
     ]
     INVALID = [
-        Invalid("import os\nimport torch\nos.environ['TORCH_HUB'] = '/tmp/hub'\nd = torch.hub.get_dir()\n",
+        Invalid("import os\nimport torch\nos.environ['TORCH_HUB'] = 'hub-cache'\nd = torch.hub.get_dir()\n",
                 torch_warns="TORCH_HUB is deprecated"),
         Invalid("import os\nfrom torch.hub import load_state_dict_from_url\n"
                 "os.environ.setdefault('TORCH_HUB', '/models')\n"
