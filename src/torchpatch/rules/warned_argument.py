@@ -13,7 +13,7 @@ from torchpatch.rules import _receivers, _warning_sites
 from torchpatch.syntax import mention_test
 from torchpatch.rules._wheel_rules import _GENERIC_CODES, LazyNames, covered, keyword_changes_by_callable, shorten
 from torchpatch.rules.base import Invalid, Rule, Valid
-from torchpatch.rules.legacy_loss_reduction import is_legacy_reduction_warning
+from torchpatch.rules.legacy_loss_reduction import is_legacy_reduction_warning, legacy_reduction
 from torchpatch.versions import Version, v
 
 #: Methods whose call shape alone names torch's method when the receiver's type is not known: the atoms
@@ -287,6 +287,8 @@ class WarnedArgument(Rule):
             return
         reported = set()
         objects = _torch_objects(ctx, bound)
+        forwarded = _none_default_parameters(ctx, call, bound)
+        legacy_bound = _with_legacy_reduction(bound, site)
         for warning in site["warnings"]:
             since = Version.parse(warning["since"])
             if since > ctx.target or warning["until"] and Version.parse(warning["until"]) <= ctx.target:
@@ -306,7 +308,14 @@ class WarnedArgument(Rule):
                                                or _reported_by_deprecated_keyword(qualname, warning))
             if elsewhere and warning.get("on") != "forward":
                 continue
-            if _warning_sites.evaluate(warning["when"], bound, site, objects) is not True:
+            if any(atom[0] == "passed" and atom[1] in forwarded for atom in warning["when"]):
+                continue  # super().__init__(size_average=size_average): None unless the caller passes one
+            if any(atom[1] == "reduction" for atom in warning["when"]) and legacy_bound is not bound:
+                if legacy_bound is None:
+                    continue  # size_average=/reduce= set the reduction, from values the code does not spell out
+                if _warning_sites.evaluate(warning["when"], legacy_bound, site, objects) is not True:
+                    continue
+            elif _warning_sites.evaluate(warning["when"], bound, site, objects) is not True:
                 continue
             if warning["message"] in reported:
                 continue
@@ -324,6 +333,43 @@ class WarnedArgument(Rule):
                                           f"built {form} on line {call.lineno}: it warns here in PyTorch "
                                           f"{ctx.target} (since {first}): torch warns: "
                                           f"{shorten(warning['message'])}")
+
+
+def _none_default_parameters(ctx, call: ast.Call, bound: dict[str, ast.expr]) -> set[str]:
+    """The torch parameters given a plain parameter of the enclosing function whose default is ``None``
+    (``def __init__(self, size_average=None): super().__init__(size_average=size_average)``): torch tests
+    ``is not None``, so it warns only where a caller passes a value, which this call does not show."""
+    function = _enclosing(ctx, call, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+    if function is None:
+        return set()
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults = dict(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
+    defaults.update((a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None)
+    none_default = {a.arg for a, d in defaults.items() if isinstance(d, ast.Constant) and d.value is None}
+    return {parameter for parameter, node in bound.items()
+            if isinstance(node, ast.Name) and node.id in none_default}
+
+
+def _with_legacy_reduction(bound: dict[str, ast.expr], site: dict):
+    """A loss given ``size_average=`` or ``reduce=``: torch (2.4-2.15 ``_Loss.__init__`` and the functional
+    losses) replaces ``reduction`` by ``legacy_get_string(size_average, reduce)``, so ``KLDivLoss(size_average=False,
+    reduce=False)`` has ``reduction='none'`` and never warns about ``'mean'``. Returns ``bound`` itself when
+    neither is given, a copy with that reduction when both are literals, else None (not known)."""
+    if "reduction" not in site["positional"] + site["keyword_only"]:
+        return bound
+    given = {name: bound[name] for name in ("size_average", "reduce") if name in bound
+             and not (isinstance(bound[name], ast.Constant) and bound[name].value is None)}
+    if not given:
+        return bound
+    values = {}
+    for name, node in given.items():
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, bool)):
+            return None
+        values[name] = node.value
+    legacy = dict(bound)
+    legacy["reduction"] = ast.Constant(legacy_reduction(values.get("size_average"), values.get("reduce")))
+    return legacy
 
 
 _SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
