@@ -112,13 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the collector walk every module's objects again and again: 30-40 collections, a tenth of a one-file run.
     import gc
 
-    from torchpatch._codecache import compiled_dataclasses
-
     enabled = gc.isenabled()
     gc.disable()
     try:
-        with compiled_dataclasses():  # the dataclasses its imports define: their methods compiled once
-            return _main(argv, command)
+        return _main(argv, command)
     finally:
         if enabled:
             gc.enable()

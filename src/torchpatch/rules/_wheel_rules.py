@@ -11,6 +11,9 @@ from functools import lru_cache
 
 #: TP209 and TP216 read data/warning_sites.json.gz; TP216 takes the loss reductions from TP209 itself.
 _GENERIC_CODES = frozenset({"TP104", "TP105", "TP106", "TP206", "TP207", "TP209", "TP216", "TP902"})
+#: Rules that watch a name for another purpose than its deprecation: TP131 reads subclasses of
+#: torch.autograd.Function (legacy forward), while building a Function itself is TP206's wheel deprecation.
+_NOT_COVERING_CODES = frozenset({"TP131"})
 
 
 class LazyNames:
@@ -33,7 +36,7 @@ def watched_by_other_rules() -> frozenset[str]:
 
     names: set[str] = set()
     for rule in all_rules():
-        if rule.code in _GENERIC_CODES:
+        if rule.code in _GENERIC_CODES or rule.code in _NOT_COVERING_CODES:
             continue
         names.update(rule.references_to)
         names.update(rule.calls)
@@ -48,11 +51,13 @@ def covered(qualname: str) -> bool:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+_FIELD = re.compile(r"\{[^{}]*\}")
 
 
 def shorten(message: str, limit: int = 160) -> str:
     """torch's warning text, first sentence (or two when the first is short), one line."""
-    text = " ".join(message.split()).strip()
+    # An f-string's fields as the wheel's source spells them ("{self.__class__} should not be instantiated").
+    text = _FIELD.sub("…", " ".join(message.split())).strip()
     sentences = _SENTENCE_END.split(text)
     short = sentences[0]
     if len(short) < 50 and len(sentences) > 1:
