@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from torchpatch.rules._helpers import add_keyword, has_double_star, keyword
+from torchpatch.rules._helpers import has_double_star, keyword
 from torchpatch.rules._onnx_calls import is_exported_program, model_argument
-from torchpatch.rules.base import UNSAFE, Fix, Invalid, Rule, Valid
+from torchpatch.rules.base import Invalid, Rule, Valid
 from torchpatch.versions import v
 
 #: ``dynamo`` was the 17th positional parameter of ``torch.onnx.export`` in PyTorch 2.4.
@@ -29,9 +29,9 @@ class OnnxExportDynamoDefault(Rule):
     `dynamo=True` it is converted to `dynamic_shapes` on a best-effort basis, so prefer
     `dynamic_shapes=` with the new one. Say which exporter you mean.
 
-    The fix adds `dynamo=False`, which keeps the old exporter on every release (2.4 already
-    accepts the keyword) but opts out of the new default and keeps using a deprecated path
-    (a `DeprecationWarning` since 2.8); it is unsafe. Migrating to `dynamo=True` is the long-term answer.
+    There is no fix: `dynamo=False` would keep the old exporter on every release, but from 2.8 that
+    path is itself deprecated (a `DeprecationWarning`, TP265), so pinning it writes a call torch warns
+    on. Migrating to `dynamo=True` (with `dynamic_shapes=`) is the answer.
 
     ## Which working code changes behaviour
     Every `torch.onnx.export(...)` call without `dynamo=` that ran on 2.4–2.8: on 2.9+ the same call
@@ -44,11 +44,9 @@ class OnnxExportDynamoDefault(Rule):
     summary = "`torch.onnx.export` without `dynamo=` (default became True in 2.9)"
     changed_in = v("2.9")
     replacement_since = v("2.4")
-    fix_safety = UNSAFE
     fix_safety_note = (
-        "`dynamo=False` pins the TorchScript-based exporter that 2.4–2.8 used by default. On 2.9+ that is "
-        "not the default any more and is deprecated (since 2.8), so review whether `dynamo=True` (with `dynamic_shapes=`) "
-        "is what you want instead."
+        "No fix: `dynamo=False` pins the TorchScript-based exporter that 2.4–2.8 used by default, which is "
+        "deprecated since 2.8 (TP265); review whether `dynamo=True` (with `dynamic_shapes=`) does what you need."
     )
     references = (
         "https://docs.pytorch.org/docs/stable/onnx_export.html",
@@ -78,17 +76,12 @@ class OnnxExportDynamoDefault(Rule):
         'args=(x,), f="m.onnx", opset_version=18)\n',
     ]
     INVALID = [
-        Invalid('import torch\ntorch.onnx.export(model, (x,), "m.onnx")\n',
-                fixed='import torch\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=False)\n'),
+        Invalid('import torch\ntorch.onnx.export(model, (x,), "m.onnx")\n'),
         Invalid('import torch as th\nth.onnx.export(model, (x,), "m.onnx", input_names=["x"],\n'
-                '               dynamic_axes={"x": {0: "batch"}})\n',
-                fixed='import torch as th\nth.onnx.export(model, (x,), "m.onnx", input_names=["x"],\n'
-                      '               dynamic_axes={"x": {0: "batch"}}, dynamo=False)\n'),
-        Invalid('import torch\nep = torch.export.export(model, (x,), strict=False)\nep = ep.module()\ntorch.onnx.export(ep, (x,), "m.onnx")\n',
-                fixed='import torch\nep = torch.export.export(model, (x,), strict=False)\nep = ep.module()\n'
-                      'torch.onnx.export(ep, (x,), "m.onnx", dynamo=False)\n'),
-        Invalid('from torch.onnx import export\nexport(model, x, "m.onnx", True, False)\n',
-                fixed='from torch.onnx import export\nexport(model, x, "m.onnx", export_params=True, verbose=False, dynamo=False)\n'),
+                '               dynamic_axes={"x": {0: "batch"}})\n'),
+        Invalid('import torch\nep = torch.export.export(model, (x,), strict=False)\nep = ep.module()\n'
+                'torch.onnx.export(ep, (x,), "m.onnx")\n'),
+        Invalid('from torch.onnx import export\nexport(model, x, "m.onnx", True, False)\n'),
     ]
 
     def check_call(self, ctx, call, qualname):
@@ -109,6 +102,5 @@ class OnnxExportDynamoDefault(Rule):
         if dynamic_axes is not None and not (isinstance(dynamic_axes.value, ast.Constant)
                                              and dynamic_axes.value.value is None):
             message += "; `dynamic_axes` is meant for `dynamo=False` (use `dynamic_shapes` with dynamo=True)"
-        fix = Fix(message="Pass `dynamo=False` to keep the TorchScript-based exporter (deprecated since 2.8)",
-                  edits=[add_keyword(ctx, call, "dynamo=False")], applicability=UNSAFE)
-        yield ctx.diagnostic(call, message, fix)
+        # No `dynamo=False` fix: that exporter warns as deprecated from 2.8 (TP265), before the flip.
+        yield ctx.diagnostic(call, message + "; pass `dynamo=True` (`dynamo=False` is deprecated since 2.8)")

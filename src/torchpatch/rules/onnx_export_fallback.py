@@ -47,7 +47,7 @@ class OnnxExportFallback(Rule):
     VALID = [
         'import torch\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=True, opset_version=18)\n',
         'import torch\ntry:\n    torch.onnx.export(model, (x,), "m.onnx", dynamo=True, opset_version=18)\nexcept Exception:\n'
-        '    torch.onnx.export(model, (x,), "m.onnx", dynamo=False, opset_version=18)  # noqa: TP265 (the deprecated exporter, on purpose)\n',
+        '    torch.onnx.export(model, (x,), "m.onnx", dynamo=False, opset_version=18)\n',
         'import tf2onnx\ntf2onnx.convert.from_keras(model, fallback=True)\n',
         'import torch\ndef export(model, fallback=False):\n    return model\nexport(model, fallback=True)\n',
     ]

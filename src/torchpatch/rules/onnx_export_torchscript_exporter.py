@@ -52,6 +52,10 @@ class OnnxExportTorchscriptExporter(Rule):
         # Before 2.8 the TorchScript-based exporter was the supported default.
         Valid('import torch\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=False, opset_version=17)\n', target_torch="2.7",
               min_torch="2.4"),
+        # The fallback written out (what `fallback=True` did, TP102's fix): the handler runs only where the
+        # torch.export-based exporter failed.
+        'import torch\ntry:\n    torch.onnx.export(model, (x,), "m.onnx", dynamo=True, opset_version=18)\n'
+        'except Exception:\n    torch.onnx.export(model, (x,), "m.onnx", dynamo=False, opset_version=18)\n',
         # A value the code does not spell out.
         'import torch\ntorch.onnx.export(model, (x,), "m.onnx", dynamo=use_dynamo, opset_version=17)\n',
     ]
@@ -69,10 +73,35 @@ class OnnxExportTorchscriptExporter(Rule):
         dynamo = keyword(call, "dynamo")
         if dynamo is None or not isinstance(dynamo.value, ast.Constant) or dynamo.value.value is True:
             return  # no dynamo= is TP410's (the default flipped in 2.9); a variable is not known
+        if call.args and isinstance(call.args[0], ast.Starred):
+            return  # export(*arguments, dynamo=False): the model could be an ExportedProgram
         model = model_argument(call)
         if model is not None and is_exported_program(ctx, model, call):
+            return
+        if _retries_the_new_exporter(ctx, call):
             return
         yield ctx.diagnostic(call, (
             f"`torch.onnx.export(..., dynamo={dynamo.value.value!r})` takes the TorchScript-based exporter, "
             f"deprecated since PyTorch 2.8 (warns in {ctx.target}): torch warns: {MESSAGE} "
             f"Use `dynamo=True` (with `dynamic_shapes=` for `dynamic_axes=`)"))
+
+
+def _retries_the_new_exporter(ctx, call: ast.Call) -> bool:
+    """The call sits in an ``except`` handler of a ``try`` that exports with ``dynamo=True``."""
+    node, parent = call, ctx.parent_of(call)
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(parent, ast.ExceptHandler):
+            attempt = ctx.parent_of(parent)
+            if isinstance(attempt, ast.Try) and any(_exports_with_dynamo(ctx, n) for s in attempt.body
+                                                    for n in ast.walk(s)):
+                return True
+        node, parent = parent, ctx.parent_of(parent)
+    return False
+
+
+def _exports_with_dynamo(ctx, node: ast.AST) -> bool:
+    if not (isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))
+            and ctx.resolves_to(node.func) in EXPORT):
+        return False
+    dynamo = keyword(node, "dynamo")
+    return dynamo is not None and isinstance(dynamo.value, ast.Constant) and dynamo.value.value is True
