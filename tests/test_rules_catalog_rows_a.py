@@ -74,8 +74,6 @@ CLEAN = [
     # a decomposition table, and a run_decompositions of another library
     "import torch\nep = ep.run_decompositions(torch.export.default_decompositions())\n",
     "import torch\nimport mylib\nmylib.graph.run_decompositions(_preserve_ops=ops)\n",
-    # the TorchScript-based exporter still uses its own options
-    "import torch\ntorch.onnx.export(m, (x,), 'm.onnx', dynamo=False, opset_version=17, operator_export_type=t)\n",
     # a non-literal dynamo: not known which exporter runs
     "import io\nimport torch\ntorch.onnx.export(m, (x,), io.BytesIO(), dynamo=flag, opset_version=17)\n",
     # FileSystemWriter without the new keyword; a device string that is not mkldnn
@@ -97,6 +95,13 @@ CLEAN = [
     # the mkldnn module classes are served lazily in 2.14/2.15 and do not warn
     "import torch\nfrom torch.utils.mkldnn import MkldnnLinear, to_mkldnn\nm = to_mkldnn(model)\n",
 ]
+
+
+def test_torchscript_exporter_options_are_only_the_exporter_deprecation(lint):
+    # The TorchScript-based exporter still takes its own options: only dynamo=False itself is reported (TP265,
+    # deprecated since 2.8), not the options the new exporter lacks.
+    code = "import torch\ntorch.onnx.export(m, (x,), 'm.onnx', dynamo=False, opset_version=17, operator_export_type=t)\n"
+    assert _codes(lint, code, target="2.15") == ["TP265"]
 
 
 @pytest.mark.parametrize("code", CLEAN)
