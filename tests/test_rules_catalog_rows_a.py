@@ -75,7 +75,7 @@ CLEAN = [
     "import torch\nep = ep.run_decompositions(torch.export.default_decompositions())\n",
     "import torch\nimport mylib\nmylib.graph.run_decompositions(_preserve_ops=ops)\n",
     # the TorchScript-based exporter still uses its own options
-    "import torch\ntorch.onnx.export(m, (x,), 'm.onnx', dynamo=False, opset_version=17, operator_export_type=t)\n",
+    "import torch\ntorch.onnx.export(m, (x,), 'm.onnx', dynamo=False, opset_version=17, operator_export_type=t)  # noqa: TP265\n",
     # a non-literal dynamo: not known which exporter runs
     "import io\nimport torch\ntorch.onnx.export(m, (x,), io.BytesIO(), dynamo=flag, opset_version=17)\n",
     # FileSystemWriter without the new keyword; a device string that is not mkldnn
