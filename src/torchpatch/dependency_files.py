@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
+
 class _LazyTomllib:
     """``tomllib`` (``tomli`` before Python 3.11), imported when a TOML file is first read: a check whose
     project has no pyproject.toml never needs it (it and the ``datetime`` it imports are a tenth of start-up)."""

@@ -4,31 +4,17 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from torchpatch.dependency_files import core_requirements_in, requirement_includes, requirements_in
+from torchpatch.dependency_files import core_requirements_in, requirement_includes, requirements_in, tomllib
 from torchpatch.engine.settings import SelectionError, Settings
 from torchpatch.versions import KNOWN_RELEASES, OLDEST_KNOWN, Version
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
-class _LazyTomllib:
-    """``tomllib`` (``tomli`` before Python 3.11), imported when a TOML file is first read: a check whose
-    project has no pyproject.toml never needs it (it and the ``datetime`` it imports are a tenth of start-up)."""
-
-    def __getattr__(self, name: str):
-        if sys.version_info >= (3, 11):
-            import tomllib as module
-        else:  # pragma: no cover - exercised on Python 3.10
-            import tomli as module
-        return getattr(module, name)
-
-
-tomllib = _LazyTomllib()
 
 @dataclass(frozen=True)
 class Setting:
