@@ -145,32 +145,67 @@ def _read(path: Path) -> tuple[RuleFacts, ...] | None:
 
 def _write(path: Path, entries: list[dict]) -> None:
     """Atomically; a cache folder that cannot be written only costs the next run the rule imports."""
+    _write_json(path, {"format": _FORMAT, "rules": entries}, "rules")
+
+
+def _write_json(path: Path, payload: dict, prefix: str) -> None:
+    """Atomically, keeping the few newest files of this kind (an edited editable install makes a new one at each
+    edit; other installs keep theirs)."""
     import tempfile
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".rules-", suffix=".tmp")
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{prefix}-", suffix=".tmp")
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump({"format": _FORMAT, "rules": entries}, stream, separators=(",", ":"))
+            json.dump(payload, stream, separators=(",", ":"))
         os.replace(temporary, path)
-        # An edited editable install makes a new manifest at each edit: keep the few newest (other installs).
-        older = sorted(path.parent.glob("rules-*.json"), key=lambda other: other.stat().st_mtime, reverse=True)
+        older = sorted(path.parent.glob(f"{prefix}-*.json"), key=lambda other: other.stat().st_mtime, reverse=True)
         for stale in older[_KEPT_MANIFESTS:]:
             stale.unlink()
-    except OSError:
+    except (OSError, TypeError, ValueError):
         return
+
+
+def cached_data(name: str, build):
+    """A JSON value that ``build`` computes from the package's own data files (the API table's TOML), kept beside
+    the manifests under the same fingerprint: parsed once per build of torchpatch, not at every start-up (issue 27:
+    tomllib's parse of api_changes.toml was a fifth of a one-file check). Data only, never code."""
+    path = _manifest_dir() / f"{name}-{package_fingerprint()}.json"
+    try:
+        data = json.loads(path.read_bytes())
+        if data.get("format") == _FORMAT:
+            return data["value"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # absent, or not of this format
+        pass
+    value = build()
+    _write_json(path, {"format": _FORMAT, "value": value}, name)
+    return value
 
 
 @lru_cache(maxsize=1)
 def rule_facts() -> tuple[RuleFacts, ...]:
     """Every rule's facts, sorted by code (the order of ``all_rules()``): from this build's manifest, or,
     when there is none yet (or it cannot be read), from the rule classes themselves, then written."""
+    global _building
     path = _manifest_dir() / f"rules-{package_fingerprint()}.json"
     facts = _read(path)
     if facts is None:
         from torchpatch.rules import all_rules
 
-        entries = [_entry(rule) for rule in all_rules()]
+        _building = True
+        try:
+            entries = [_entry(rule) for rule in all_rules()]
+        finally:
+            _building = False
         _write(path, entries)
         facts = tuple(RuleFacts(entry) for entry in entries)
     return facts
+
+
+_building = False
+
+
+def building() -> bool:
+    """Whether the manifest is being built now (from the rule classes): code that runs while rules are imported
+    then reads the classes themselves, not the manifest."""
+    return _building

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from functools import lru_cache
 
+from torchpatch.dependency_files import tomllib  # imported when a TOML file is first read
 from torchpatch.versions import Version
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 
 def allowed_releases(specifier) -> list:

@@ -33,9 +33,10 @@ class LazyNames:
 def watched_by_other_rules() -> frozenset[str]:
     """Qualified names (and their parents) that the hand-written rules and table rows watch."""
     from torchpatch.rules import all_rules
+    from torchpatch.rules._manifest import building, rule_facts
 
     names: set[str] = set()
-    for rule in all_rules():
+    for rule in all_rules() if building() else rule_facts():  # the manifest: watched names without importing rules
         if rule.code in _GENERIC_CODES or rule.code in _NOT_COVERING_CODES:
             continue
         names.update(rule.references_to)

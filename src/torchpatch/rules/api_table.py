@@ -7,12 +7,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from torchpatch.rules import _manifest
 from torchpatch.versions import Version
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 TABLE_PATH = Path(__file__).with_name("data") / "api_changes.toml"
 
@@ -103,9 +99,17 @@ def _version(value: str | None) -> Version | None:
     return Version.parse(value) if value else None
 
 
+def _parse_table() -> dict:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib.loads(TABLE_PATH.read_text(encoding="utf-8"))
+
+
 @lru_cache(maxsize=1)
 def api_changes() -> tuple[ApiChange, ...]:
-    data = tomllib.loads(TABLE_PATH.read_text(encoding="utf-8"))
+    data = _manifest.cached_data("api-changes", _parse_table)
     rows = []
     for row in data["change"]:
         rows.append(ApiChange(

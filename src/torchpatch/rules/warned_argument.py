@@ -507,15 +507,18 @@ def _parameters_of_rules_watching(qualname: str) -> frozenset[str]:
     if not covered(qualname):
         return frozenset()
     from torchpatch.rules import all_rules
+    from torchpatch.rules._manifest import building, rule_facts
 
     parts = qualname.split(".")
     prefixes = {".".join(parts[:cut]) for cut in range(len(parts), 1, -1)}
     found: set[str] = set()
-    for rule in all_rules():
-        if rule.code in _GENERIC_CODES or rule is WarnedArgument or not prefixes & {*rule.calls, *rule.references_to}:
+    for facts in all_rules() if building() else rule_facts():  # only the rules that watch the name are imported
+        if facts.code in _GENERIC_CODES or facts.code == WarnedArgument.code \
+                or not prefixes & {*facts.calls, *facts.references_to}:
             continue
         try:
-            source = inspect.getsource(sys.modules[rule.__module__])
+            module = facts.__module__ if isinstance(facts, type) else facts.rule_class().__module__
+            source = inspect.getsource(sys.modules[module])
         except (OSError, TypeError, KeyError):
             return frozenset({"*"})  # cannot tell: leave every warning of the name to that rule
         found.update(_QUOTED.findall(source))
