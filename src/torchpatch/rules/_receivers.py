@@ -20,6 +20,7 @@ import weakref
 from typing import Callable, Iterator
 
 from torchpatch.rules._file_scan import enclosing_def_or_module
+from torchpatch.syntax import dotted_name
 
 PROFILERS = frozenset({"torch.profiler.profile", "torch.profiler.profiler.profile", "torch.autograd.profiler.profile"})
 EVENT = "torch.autograd.profiler_util.FunctionEvent"
@@ -688,7 +689,7 @@ def _annotation_kind(annotation: ast.expr, resolve) -> str | None:
             return None
         if isinstance(annotation, ast.Constant):
             return None
-        if isinstance(annotation, ast.Attribute) and _dotted(annotation) == "torch.Tensor":
+        if isinstance(annotation, ast.Attribute) and dotted_name(annotation) == "torch.Tensor":
             return TENSOR
     if isinstance(annotation, (ast.Name, ast.Attribute)):
         return TENSOR if resolve(annotation) in TENSOR_TYPES else None
@@ -709,16 +710,6 @@ def _annotation_kind(annotation: ast.expr, resolve) -> str | None:
                 else:
                     return None
             return TENSORS if _annotation_kind(element, resolve) == TENSOR else None
-    return None
-
-
-def _dotted(node: ast.expr) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        return ".".join([node.id, *reversed(parts)])
     return None
 
 
