@@ -1,4 +1,4 @@
-"""TP258: the scalar-first overloads `x.add_(alpha, other)`, `addcmul_(value, t1, t2)`, `addcdiv_(value, t1, t2)`."""
+"""TP258: the scalar-first overloads `x.add_(alpha, other)`, `addcmul_(value, t1, t2)`, `addmm(beta, ...)`, ..."""
 
 from __future__ import annotations
 
@@ -8,19 +8,32 @@ from torchpatch.rules import _receivers
 from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v
 
-#: method → (positional arguments of the deprecated form, the keyword the scalar becomes). In the new
-#: signatures (`add_(other, *, alpha=1)`, `addcmul_(tensor1, tensor2, *, value=1)`, read in the 2.4.1
-#: wheel's torch/_tensor_docs.py) the scalar is keyword-only, so that many positional arguments is always
-#: the deprecated overload ("This overload of add_ is deprecated", UserWarning on 2.13).
-METHODS = {
-    "add_": (2, "alpha"), "sub_": (2, "alpha"), "add": (2, "alpha"), "sub": (2, "alpha"),
-    "addcmul_": (3, "value"), "addcdiv_": (3, "value"), "addcmul": (3, "value"), "addcdiv": (3, "value"),
+#: method -> {positional argument count of a deprecated form: ((index of a scalar, the keyword it becomes), ...)}.
+#: In the new signatures (`add_(other, *, alpha=1)`, `addcmul_(tensor1, tensor2, *, value=1)`, `addmm(input,
+#: mat1, mat2, *, beta=1, alpha=1)`, read in the 2.4.0 wheel's torch/_tensor_docs.py and _torch_docs.py) the
+#: scalars are keyword-only, so that many positional arguments is always a deprecated overload ("This overload
+#: of add_ is deprecated", UserWarning on 2.13 and 2.15; libtorch_python's signatures marked ``|deprecated``).
+METHODS: dict[str, dict[int, tuple[tuple[int, str], ...]]] = {
+    **{name: {2: ((0, "alpha"),)} for name in ("add_", "sub_", "add", "sub")},
+    **{name: {3: ((0, "value"),)} for name in ("addcmul_", "addcdiv_", "addcmul", "addcdiv")},
+    # `M.addmm(beta, mat1, mat2)` and `M.addmm(beta, alpha, mat1, mat2)`, the in-place forms the same (a
+    # four-argument `addmv_` whose second argument is a tensor raises on 2.13: the scalars are the only reading).
+    **{name: {3: ((0, "beta"),), 4: ((0, "beta"), (1, "alpha"))}
+       for base in ("addmm", "addmv", "addr", "addbmm", "baddbmm") for name in (base, f"{base}_")},
 }
-#: `torch.add(input, alpha, other)`: the same with the tensor first.
-FUNCTIONS = {f"torch.{name}": (count + 1, keyword) for name, (count, keyword) in METHODS.items() if not name.endswith("_")}
-#: Method names generic enough that another library may take two positional arguments (``graph.add(a, b)``):
-#: reported only when the scalar is written as a number (``x.add(-lr, grad)``, ``p.add(1 - beta, g)``).
-GENERIC = frozenset({"add", "sub"})
+#: `torch.add(input, alpha, other)`: the scalar after the tensor; `torch.addmm(beta, input, mat1, mat2)` and
+#: `torch.addmm(beta, input, alpha, mat1, mat2)`: beta before it.
+FUNCTIONS: dict[str, dict[int, tuple[tuple[int, str], ...]]] = {
+    **{f"torch.{name}": {count + 1: tuple((at + 1, keyword) for at, keyword in scalars)
+                         for count, scalars in forms.items()}
+       for name, forms in METHODS.items() if name in ("add", "sub", "addcmul", "addcdiv")},
+    **{f"torch.{name}": {4: ((0, "beta"),), 5: ((0, "beta"), (2, "alpha"))}
+       for name in ("addmm", "addmv", "addr", "addbmm", "baddbmm")},
+}
+#: Method names generic enough that another library may take that many positional arguments (``graph.add(a, b)``,
+#: a network object's ``addr``): reported only when the scalar is written as a number (``x.add(-lr, grad)``,
+#: ``p.add(1 - beta, g)``) or the receiver is a known tensor.
+GENERIC = frozenset({"add", "sub", "addr"})
 _NOT_TENSORS = frozenset({"self", "cls"})
 
 
@@ -46,20 +59,24 @@ class ScalarFirstOverload(Rule):
     ## What it does
     Flags the scalar-first overloads of `add`, `sub`, `addcmul` and `addcdiv` — `p.add_(-lr, grad)`,
     `exp_avg.mul_(beta1).add_(1 - beta1, grad)`, `v.addcmul_(1 - beta2, grad, grad)`,
-    `p.addcdiv_(-step, m, denom)`, `torch.add(x, 2, y)` — and moves the scalar to its keyword
-    (`p.add_(grad, alpha=-lr)`, `v.addcmul_(grad, grad, value=1 - beta2)`).
+    `p.addcdiv_(-step, m, denom)`, `torch.add(x, 2, y)` — and of `addmm`, `addmv`, `addr`, `addbmm` and
+    `baddbmm` (`M.addmm(beta, m1, m2)`, `M.addmm_(beta, alpha, m1, m2)`, `torch.addmm(beta, M, alpha, m1, m2)`),
+    and moves the scalars to their keywords (`p.add_(grad, alpha=-lr)`, `v.addcmul_(grad, grad, value=1 - beta2)`,
+    `torch.addmm(M, m1, m2, beta=beta, alpha=alpha)`).
 
     `add_`, `sub_`, `addcmul(_)` and `addcdiv(_)` are reported on any receiver in files that use torch
     (except `self`/`cls`); the generic `add`/`sub` only when the scalar is written as a number or an
     arithmetic expression holding one, or the tensor argument is a `.data`/`.grad`
-    (`grad.add(group["wd"], p.data)`), and `torch.add`/`torch.sub`/`torch.addcmul`/`torch.addcdiv` always.
+    (`grad.add(group["wd"], p.data)`), and `torch.add`/`torch.sub`/`torch.addcmul`/`torch.addcdiv` always;
+    the `beta`/`alpha` family the same way (`addr`, a common name, like `add`).
 
     ## Why is this bad?
     These are the pre-1.5 signatures that optimizers copied for years. Every release 2.4 … 2.15 still
     accepts them but warns `UserWarning: This overload of add_ is deprecated: add_(Number alpha, Tensor
     other)` on each call. The keyword forms compute the same `self + alpha * other` (checked on 2.13 for
-    float and integer tensors and a tensor scalar) and exist in every supported release (the 2.4.1
-    docs give `add_(other, *, alpha=1)` and `addcmul_(tensor1, tensor2, *, value=1)`), so the fix is safe.
+    float and integer tensors and a tensor scalar; `beta*M + alpha*(m1 @ m2)` for each `addmm`-family form on
+    2.13 and 2.15) and exist in every supported release (the 2.4 docs give `add_(other, *, alpha=1)`,
+    `addcmul_(tensor1, tensor2, *, value=1)` and `addmm(input, mat1, mat2, *, beta=1, alpha=1)`), so the fix is safe.
     """
 
     code = "TP258"
@@ -85,6 +102,10 @@ class ScalarFirstOverload(Rule):
         "        g.add(group['lr'], other)\n",
         "import torch\nclass Meter:\n    def update(self, a, b):\n        self.add_(a, b)\n",
         "import torch\np.add_(*pair)\n",
+        Valid("import torch\nm = torch.ones(2, 2)\ny = m.addmm(m, m, beta=0.5)\nz = torch.baddbmm(m[None], m[None], m[None], alpha=2)\n",
+              torch_runs_clean=True),
+        # `addr` of a socket-like object: not known to be a tensor, and no number where the scalar would be.
+        "import torch\nconn.addr(host, port, family)\n",
     ]
     INVALID = [
         Invalid("import torch\nexp_avg.mul_(beta1).add_(1 - beta1, grad)\n",
@@ -115,45 +136,61 @@ class ScalarFirstOverload(Rule):
         Invalid("import torch\nx = torch.ones(3)\ny = torch.addcmul(x, 2, x, x, out=None)\n",
                 fixed="import torch\nx = torch.ones(3)\ny = torch.addcmul(x, x, x, value=2, out=None)\n",
                 torch_warns="This overload of addcmul is deprecated"),
+        Invalid("import torch\nm = torch.ones(2, 2)\ny = m.addmm(0.5, m, m)\n",
+                fixed="import torch\nm = torch.ones(2, 2)\ny = m.addmm(m, m, beta=0.5)\n",
+                torch_warns="This overload of addmm is deprecated"),
+        Invalid("import torch\nm = torch.ones(2, 2)\ny = torch.addmm(0.5, m, 2.0, m, m)\n",
+                fixed="import torch\nm = torch.ones(2, 2)\ny = torch.addmm(m, m, m, beta=0.5, alpha=2.0)\n",
+                torch_warns="This overload of addmm is deprecated"),
+        Invalid("import torch\nb = torch.ones(1, 2, 2)\nb.baddbmm_(0.0, 1.0, b, b)\n",
+                fixed="import torch\nb = torch.ones(1, 2, 2)\nb.baddbmm_(b, b, beta=0.0, alpha=1.0)\n",
+                torch_warns="This overload of baddbmm_ is deprecated"),
         # A comment among the arguments: reported, not rewritten.
         Invalid("import torch\np.add_(\n    -lr,  # step\n    grad,\n)\n"),
     ]
 
     def check_method_call(self, ctx, call):
         method = call.func.attr
-        count, keyword = METHODS[method]
         receiver = call.func.value
         if isinstance(receiver, ast.Name) and receiver.id in _NOT_TENSORS:
             return
         if isinstance(receiver, (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set)):
             return
-        if not self._deprecated_form(call, count, keyword):
+        scalars = self._deprecated_form(call, METHODS[method])
+        if scalars is None:
             return
-        if method in GENERIC and not (_numeric(call.args[0]) or _tensor_attribute(call.args[1])
+        if method in GENERIC and not (_numeric(call.args[0]) or _tensor_attribute(call.args[-1])
                                       or _receivers.is_tensor(ctx, receiver)):
             return  # graph.add(node, parent); but grad.add(group["weight_decay"], p.data) on a known tensor
-        yield self._report(ctx, call, method, 0, keyword)
+        yield self._report(ctx, call, method, scalars)
 
     def check_call(self, ctx, call, qualname):
-        count, keyword = FUNCTIONS[qualname]
-        if self._deprecated_form(call, count, keyword):
-            yield self._report(ctx, call, qualname.rpartition(".")[2], 1, keyword)
+        scalars = self._deprecated_form(call, FUNCTIONS[qualname])
+        if scalars is not None:
+            yield self._report(ctx, call, qualname.rpartition(".")[2], scalars)
 
     @staticmethod
-    def _deprecated_form(call: ast.Call, count: int, keyword: str) -> bool:
-        if len(call.args) != count or any(isinstance(a, ast.Starred) for a in call.args):
-            return False
-        return not any(k.arg in (keyword, None) for k in call.keywords)
+    def _deprecated_form(call: ast.Call, forms: dict[int, tuple[tuple[int, str], ...]]):
+        """The (index, keyword) of each scalar when ``call`` is one of the deprecated ``forms``, else None."""
+        scalars = forms.get(len(call.args))
+        if scalars is None or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        keywords = {keyword for _, keyword in scalars}
+        if any(k.arg is None or k.arg in keywords for k in call.keywords):
+            return None
+        return scalars
 
-    def _report(self, ctx, call: ast.Call, name: str, scalar_at: int, keyword: str):
-        scalar = call.args[scalar_at]
-        rest = call.args[scalar_at + 1:]
-        message = (f"`{name}({keyword}, ...)` with the scalar first is a deprecated overload (UserWarning on every call "
-                   f"in PyTorch 2.4 through 2.15); pass it as `{keyword}=` after the tensors")
-        start, end = ctx.start(scalar), ctx.end(rest[-1])
+    def _report(self, ctx, call: ast.Call, name: str, scalars: tuple[tuple[int, str], ...]):
+        first = scalars[0][1]
+        keywords = " and ".join(f"`{k}=`" for _, k in scalars)
+        message = (f"`{name}({first}, ...)` with the scalar first is a deprecated overload (UserWarning on every call "
+                   f"in PyTorch 2.4 through 2.15); pass {'them' if len(scalars) > 1 else 'it'} as {keywords} after the tensors")
+        at = {index for index, _ in scalars}
+        start, end = ctx.start(call.args[0]), ctx.end(call.args[-1])
         fix = None
         if "#" not in ctx.text[start:end]:
-            segment = [ctx.text[ctx.start(a):ctx.end(a)] for a in rest]
-            text = ", ".join([*segment, f"{keyword}={ctx.text[start:ctx.end(scalar)]}"])
-            fix = Fix(f"Pass the scalar as `{keyword}=`", [Edit(start, end, text)], SAFE)
+            tensors = [ctx.text[ctx.start(a):ctx.end(a)] for i, a in enumerate(call.args) if i not in at]
+            moved = [f"{keyword}={ctx.text[ctx.start(call.args[i]):ctx.end(call.args[i])]}" for i, keyword in scalars]
+            fix = Fix(f"Pass the scalar{'s' if len(scalars) > 1 else ''} as {keywords}",
+                      [Edit(start, end, ", ".join([*tensors, *moved]))], SAFE)
         return ctx.diagnostic(call, message, fix)
