@@ -51,3 +51,28 @@ def test_a_real_syntax_error_in_a_single_line_cell_is_still_reported(tmp_path, c
     path.write_text(_notebook([["import torch\n"], ["print(1"]]))
     assert main(["check", "--isolated", str(path)]) == 1
     assert "cell 2, line 1: syntax error" in capsys.readouterr().err
+
+
+# Recall (bench/trust_samples/recall17a.tsv): DeepLearningExamples and votenet build buffers with
+# `torch.cuda.IntTensor([0])`, `torch.cuda.FloatTensor(b, n, k).zero_()`, `torch.cuda.LongTensor(n).random_()`;
+# every CUDA build 2.4-2.15 warns "The torch.cuda.*DtypeTensor constructors are no longer recommended".
+def test_cuda_typed_tensor_constructor_calls_are_reported(tmp_path, capsys):
+    path = tmp_path / "m.py"
+    path.write_text("import torch\nfrom torch.cuda import DoubleTensor as DT\n"
+                    "overflow = torch.cuda.IntTensor([0])\n"
+                    "one_hot = torch.cuda.FloatTensor(8, 4, 12).zero_()\n"
+                    "stats = DT(values)\n")
+    assert main(["check", "--isolated", "--select", "TP225", "--output-format", "json", str(path)]) == 1
+    rows = sorted(f["location"]["row"] for f in json.loads(capsys.readouterr().out))
+    assert rows == [3, 4, 5]
+
+
+def test_cuda_typed_tensor_names_that_are_not_called_are_not_reported(tmp_path, capsys):
+    path = tmp_path / "m.py"
+    path.write_text("import torch\n"
+                    "label = label.type(torch.cuda.LongTensor)\n"
+                    "ok = isinstance(x, (torch.cuda.FloatTensor, torch.cuda.HalfTensor))\n"
+                    "Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\n"
+                    "cpu = torch.FloatTensor(2, 3)\n")
+    assert main(["check", "--isolated", "--select", "TP225", "--output-format", "json", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out) == []
