@@ -19,7 +19,8 @@ class CudaTypedTensorConstructor(Rule):
     torch.cuda.FloatTensor)`, `x.type(torch.cuda.LongTensor)`) is not reported. There is no automatic fix.
 
     ## Why is this bad?
-    Every CUDA build from PyTorch 2.4 (the oldest supported here) through 2.15 warns on such a call: "The
+    Since PyTorch 2.1 (user reports from the 2.1.0 development builds of August 2023 on), every CUDA
+    build warns on such a call, 2.4 through 2.15 included: "The
     torch.cuda.*DtypeTensor constructors are no longer recommended. It's best to use methods such as
     torch.tensor(data, dtype=*, device='cuda') to create tensors." (a `UserWarning` from
     `torch/csrc/utils/tensor_new.cpp`, shown once per process unless `torch.set_warn_always(True)`; the
@@ -34,8 +35,8 @@ class CudaTypedTensorConstructor(Rule):
     code = "TP225"
     name = "cuda-typed-tensor-constructor"
     summary = ("`torch.cuda.FloatTensor(...)` and the other `torch.cuda.<Dtype>Tensor` constructors warn "
-               "(2.4-2.15): use `torch.tensor`/`torch.empty`/`torch.zeros` with `device=\"cuda\"`")
-    deprecated_in = v("2.4")
+               "(since 2.1): use `torch.tensor`/`torch.empty`/`torch.zeros` with `device=\"cuda\"`")
+    deprecated_in = v("2.1")
     torch_message = ("The torch.cuda.*DtypeTensor constructors are no longer recommended. It's best to use "
                      "methods such as torch.tensor(data, dtype=*, device='cuda') to create tensors.")
     references = ("https://docs.pytorch.org/docs/stable/tensors.html",)
@@ -61,7 +62,7 @@ class CudaTypedTensorConstructor(Rule):
     ]
 
     def check_call(self, ctx, call, qualname):
-        message = (f"`{qualname}(...)` warns in PyTorch 2.4 through {ctx.target} (legacy CUDA type constructor); "
+        message = (f"`{qualname}(...)`: the legacy CUDA type constructors warn since PyTorch 2.1 (still in {ctx.target}); "
                    f"use `torch.tensor(data, dtype=..., device=\"cuda\")` for data or `torch.empty`/`torch.zeros"
                    f"(size, dtype=..., device=\"cuda\")` for a size")
         yield ctx.diagnostic(call, message)
