@@ -16,6 +16,15 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 # IPython syntax that is not Python: line magics, shell escapes, help requests.
 _MAGIC_LINE = re.compile(r"^\s*(?:[%!]|\?|[\w.]+\?\??\s*$)|^\s*[\w.,\s]+=\s*[%!]")
+# IPython's automagic: a cell of one line whose first word names a line magic or a shell alias runs
+# that magic without `%` (InteractiveShell.transform_cell prefilters single-line cells only; the
+# posix aliases and the usual magics below are IPython 8's defaults). Used only when the line is not
+# Python, so `time = 3` or `run(x)` stay code.
+_AUTOMAGIC = re.compile(
+    r"^\s*(?:cat|cd|clear|conda|cp|env|history|ldir|less|lf|lk|ll|load_ext|ls|lx|mamba|man|matplotlib|"
+    r"micromamba|mkdir|more|mv|pip|popd|pushd|pwd|reload_ext|reset|rm|rmdir|run|set_env|time|timeit|"
+    r"unload_ext|who|whos|xmode)(?:\s|$)"
+)
 # Cell magics whose body is not Python at all.
 _FOREIGN_CELL_MAGIC = re.compile(
     r"^%%(?!time\b|timeit\b|capture\b|prun\b|debug\b|python\b|python3\b|markdown\b)\w+"
@@ -190,6 +199,9 @@ def python_lines_of_cell(lines: list[str], index: int) -> list[str]:
     """
     if lines and _FOREIGN_CELL_MAGIC.match(lines[0]):
         return [MAGIC_MARKER.format(index=index, line=number) for number in range(len(lines))]
+    written = [n for n, line in enumerate(lines) if line.strip()]
+    if len(written) == 1 and _AUTOMAGIC.match(lines[written[0]]) and not _parses(lines[written[0]].strip()):
+        return [MAGIC_MARKER.format(index=index, line=n) if n == written[0] else line for n, line in enumerate(lines)]
     magic: dict[int, str] = {}  # line number -> the indentation of the magic it belongs to
     continued: str | None = None
     for number, line in enumerate(lines):
