@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from torchpatch.dependency_files import is_dependency_file
+from torchpatch.dependency_names import is_dependency_file
 
 if TYPE_CHECKING:
     import pathspec

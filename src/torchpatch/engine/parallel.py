@@ -196,7 +196,7 @@ def crashed_result(path: Path, why: str) -> FileResult:
 
 def _restore_text(result: FileResult, data: bytes) -> None:
     """A cached result with findings gets its text back (JSON edit positions, --diff, the full format)."""
-    from torchpatch.dependency_files import is_dependency_file
+    from torchpatch.dependency_names import is_dependency_file
     from torchpatch.engine.source import Source, read_source
 
     if is_dependency_file(result.path):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import textwrap
 from dataclasses import dataclass
 from typing import ClassVar, Iterable
 
@@ -54,6 +53,8 @@ def example_language(example: "str | Valid | Invalid") -> str:
 
 
 def example_code(example: "str | Valid | Invalid") -> str:
+    import textwrap  # only for a rule's documentation, never a check
+
     text = example if isinstance(example, str) else example.code
     return textwrap.dedent(text).lstrip("\n")
 
