@@ -91,6 +91,8 @@ class FileFilter:
 
 @dataclass
 class _IgnoreFile:
+    """One .gitignore or .ignore file: its folder and its patterns."""
+
     folder: Path
     spec: pathspec.GitIgnoreSpec
     #: Above a folder named on the command line: its patterns filter that folder's contents but never the folder

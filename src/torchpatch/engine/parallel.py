@@ -39,6 +39,8 @@ _GC_GROWTH = 100_000
 
 @dataclass(frozen=True)
 class Mode:
+    """How files are checked: fixing or not, unsafe fixes, TODO lines."""
+
     fix: bool = False
     unsafe_fixes: bool = False
     add_todos: bool = False

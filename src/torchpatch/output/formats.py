@@ -322,6 +322,8 @@ def render_step_summary(results: list[FileResult]) -> str:
 
 @dataclass(frozen=True)
 class _Descriptor:
+    """A code as the output formats describe it (the SARIF rule list)."""
+
     code: str
     name: str
     summary: str

@@ -30,6 +30,8 @@ DB_PATH = Path(__file__).with_name("data") / "api_db.json.gz"
 
 @dataclass(frozen=True)
 class Removal:
+    """An API removed from torch, with the release and the replacement."""
+
     qualname: str
     removed_in: Version
     replacement: str | None
@@ -40,6 +42,8 @@ class Removal:
 
 @dataclass(frozen=True)
 class Deprecation:
+    """An API torch deprecates, with the release and the replacement."""
+
     qualname: str
     deprecated_in: Version
     message: str

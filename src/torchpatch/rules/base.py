@@ -34,6 +34,8 @@ class Invalid:
 
 @dataclass(frozen=True)
 class Valid:
+    """A rule's clean example: code it must not report (at ``min_torch`` when given)."""
+
     code: str
     min_torch: str | None = None
     target_torch: str | None = None
