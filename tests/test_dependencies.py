@@ -243,3 +243,16 @@ def test_a_setup_cfg_said_to_hold_no_requirement_holds_none(text):
     else:
         assert "torch>=2" in text or "torch==" in text
         assert requirements_in(path, text), text
+
+
+def test_dependency_file_names_match_as_fnmatch_of_each_pattern():
+    """Issue 27: one regex for the patterns (asked for every file discovery lists) answers as fnmatch does."""
+    import fnmatch
+
+    from torchpatch.dependency_names import DEPENDENCY_FILE_PATTERNS, _dependency_name_match
+
+    names = ["requirements.txt", "requirements-dev.txt", "requirements", "constraints.txt", "constraints-ci.txt",
+             "pyproject.toml", "pyproject.toml.bak", "setup.cfg", "xsetup.cfg", "environment.yml",
+             "environment-gpu.yaml", "environment.yml\n", "Requirements.txt", "a.txt", "setup.py", "environment.ymlx"]
+    for name in names:
+        assert bool(_dependency_name_match(name)) == any(fnmatch.fnmatch(name, p) for p in DEPENDENCY_FILE_PATTERNS)

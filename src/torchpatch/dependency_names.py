@@ -6,6 +6,8 @@ of a project whose packaging files name no torch requirement never loads it)."""
 from __future__ import annotations
 
 import fnmatch
+import os
+import re
 import sys
 from pathlib import Path
 
@@ -33,9 +35,14 @@ DEPENDENCY_FILE_PATTERNS = ("requirements*.txt", "constraints*.txt", "pyproject.
 REQUIREMENT_FOLDERS = ("requirements", "constraints")
 
 
+#: ``fnmatch.fnmatch(name, pattern)`` for any of the patterns (fnmatch compares the ``normcase`` of both).
+_dependency_name_match = re.compile("|".join(fnmatch.translate(os.path.normcase(pattern))
+                                             for pattern in DEPENDENCY_FILE_PATTERNS)).match
+
+
 def is_dependency_file(path: Path) -> bool:
     if path.name.endswith((".py", ".pyi", ".ipynb")):
         return False  # what is checked most: no pattern ends so (asked twice per file of a tree)
-    if any(fnmatch.fnmatch(path.name, pattern) for pattern in DEPENDENCY_FILE_PATTERNS):
+    if _dependency_name_match(os.path.normcase(path.name)):  # fnmatch of each pattern, in one regex
         return True
     return path.suffix == ".txt" and any(folder.name in REQUIREMENT_FOLDERS for folder in path.parents[:2])
