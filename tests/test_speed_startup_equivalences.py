@@ -13,3 +13,17 @@ def test_the_cache_key_path_is_the_posix_form_of_the_absolute_path(name):
     from torchpatch.engine.cache import _posix_absolute
 
     assert _posix_absolute(Path(name)) == Path(os.path.abspath(Path(name))).as_posix()
+
+
+@pytest.mark.parametrize("text", ["-r base.txt\n", "--requirement=base.txt\n", "  -c constraints.txt\n",
+                                  "--constraint constraints.txt\n", "-rbase.txt\n", "torch>=2.4\nnumpy\n",
+                                  "--index-url https://x\n", "-e .\n",
+                                  "https://x/torch-1.8.1-cp37-cp37m.whl\n", "a\n\t-r more.txt\n"])
+def test_a_requirements_file_includes_something_only_where_config_looks_for_includes(text):
+    """config.torch_pins imports the parsers for a requirements file's includes only when _MAY_INCLUDE matches."""
+    from torchpatch.dependency_files import requirement_includes
+    from torchpatch.engine.config import _MAY_INCLUDE
+
+    assert not requirement_includes(text) or _MAY_INCLUDE.search(text)
+    assert bool(requirement_includes(text)) == any(line.lstrip().startswith(("-r", "--requirement", "-c", "--constraint"))
+                                                   for line in text.splitlines())

@@ -229,6 +229,9 @@ _MAY_NAME_TORCH = {
     "setup.py": re.compile(r"""["']\s*torch\b""", re.IGNORECASE),
     "pyproject.toml": re.compile(r"""(?:["'{,]|^)\s*torch\b""", re.IGNORECASE | re.MULTILINE),
 }
+#: Where a requirements file's ``-r``/``--requirement``/``-c``/``--constraint`` include may start
+#: (dependency_files._INCLUDE, which is imported only when this matches).
+_MAY_INCLUDE = re.compile(r"^[ \t]*-[-rc]", re.MULTILINE)
 _MAY_NAME_TORCH_IN_LINES = re.compile(r"^[ \t]*torch\b", re.IGNORECASE | re.MULTILINE)
 
 
@@ -253,7 +256,7 @@ def torch_pins(path: Path, seen: set[Path] | None = None) -> list[tuple["Specifi
     pins = []
     if path.name == "setup.cfg" and not _setup_cfg_may_require(text):
         return pins  # no install_requires, no extras: configparser and the parsers stay unloaded
-    if path.suffix == ".txt":
+    if path.suffix == ".txt" and _MAY_INCLUDE.search(text):
         from torchpatch.dependency_files import requirement_includes
 
         for _, target in requirement_includes(text):
