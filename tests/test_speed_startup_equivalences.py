@@ -27,3 +27,23 @@ def test_a_requirements_file_includes_something_only_where_config_looks_for_incl
     assert not requirement_includes(text) or _MAY_INCLUDE.search(text)
     assert bool(requirement_includes(text)) == any(line.lstrip().startswith(("-r", "--requirement", "-c", "--constraint"))
                                                    for line in text.splitlines())
+
+
+def test_gunzip_gives_what_gzip_gives_and_raises_where_gzip_raises():
+    import gzip
+    import zlib
+
+    from torchpatch._gunzip import gunzip
+    from torchpatch.rules import _api_db, _warning_sites
+
+    for path in (_api_db.DB_PATH, _api_db.STAR_PATH, _warning_sites.DATA_PATH):
+        data = path.read_bytes()
+        assert gunzip(data) == gzip.decompress(data)
+    one = gzip.compress(b"first")
+    for data in (one + gzip.compress(b" second"), one + b"\0\0\0\0", gzip.compress(b"")):
+        assert gunzip(data) == gzip.decompress(data)
+    for broken in (one[:-3], b"not gzip", one[:10] + zlib.compress(b"x")):
+        with pytest.raises(Exception) as expected:
+            gzip.decompress(broken)
+        with pytest.raises(expected.type):
+            gunzip(broken)
