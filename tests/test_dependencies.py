@@ -222,3 +222,37 @@ def test_setup_py_pin_sets_min_torch_of_a_check(tmp_path, monkeypatch, capsys):
     assert main(["check", "--output-format", "json", "model.py"]) == 1
     [finding] = json.loads(capsys.readouterr().out)
     assert finding["code"] == "TP301" and "your minimum is 2.5" in finding["message"]
+
+
+@pytest.mark.parametrize("text", [
+    "[isort]\nknown_third_party=torch,numpy\n",
+    "[options]\nInstall_Requires =\n    torch>=2.4\n",
+    "[options]\npython_requires = >=3.9\n[options.extras_require]\ngpu = torch>=2.6\n",
+    "[DEFAULT]\ninstall_requires = torch==2.5\n[options]\nzip_safe = False\n",
+    "[metadata]\nname = x\n",
+    "not [ an ini file",
+])
+def test_a_setup_cfg_said_to_hold_no_requirement_holds_none(text):
+    """Issue 27: the settings skip parsing (configparser) a setup.cfg with no install_requires and no extras."""
+    from torchpatch.dependency_files import core_requirements_in
+    from torchpatch.engine.config import _setup_cfg_may_require
+
+    path = Path("setup.cfg")
+    if not _setup_cfg_may_require(text):
+        assert requirements_in(path, text) == [] and core_requirements_in(path, text) == []
+    else:
+        assert "torch>=2" in text or "torch==" in text
+        assert requirements_in(path, text), text
+
+
+def test_dependency_file_names_match_as_fnmatch_of_each_pattern():
+    """Issue 27: one regex for the patterns (asked for every file discovery lists) answers as fnmatch does."""
+    import fnmatch
+
+    from torchpatch.dependency_names import DEPENDENCY_FILE_PATTERNS, _dependency_name_match
+
+    names = ["requirements.txt", "requirements-dev.txt", "requirements", "constraints.txt", "constraints-ci.txt",
+             "pyproject.toml", "pyproject.toml.bak", "setup.cfg", "xsetup.cfg", "environment.yml",
+             "environment-gpu.yaml", "environment.yml\n", "Requirements.txt", "a.txt", "setup.py", "environment.ymlx"]
+    for name in names:
+        assert bool(_dependency_name_match(name)) == any(fnmatch.fnmatch(name, p) for p in DEPENDENCY_FILE_PATTERNS)

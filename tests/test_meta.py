@@ -60,10 +60,10 @@ def test_committed_docs_are_fresh():
 # -- layout: imports run one way (frontends → engine → rules → the shared modules) ---------------------------
 #: What rules and the engine both use; these import only each other (and the standard library, packaging).
 SHARED = ("torchpatch.findings", "torchpatch.syntax", "torchpatch.dependency_files", "torchpatch.versions",
-          "torchpatch.platform_facts", "torchpatch._hashing")
+          "torchpatch.platform_facts", "torchpatch._hashing", "torchpatch._gunzip", "torchpatch.dependency_names")
 #: Everything but the front ends (and ``python -m torchpatch``, which starts the CLI).
 CORE = ("engine", "rules", "audit", "doctor", "output", "knowledge", "docs", "versions", "platform_facts",
-        "syntax", "findings", "dependency_files", "_hashing")
+        "syntax", "findings", "dependency_files", "_hashing", "_gunzip", "dependency_names")
 
 
 def _module_name(path: Path, root: Path = PACKAGE.parent) -> str:

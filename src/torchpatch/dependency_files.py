@@ -3,47 +3,18 @@ each requirement is written. Pure parsing, shared by the engine and the dependen
 
 from __future__ import annotations
 
-import fnmatch
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+# Re-exported: they live in dependency_names, which the engine imports without the parsers below.
+from torchpatch.dependency_names import (  # noqa: F401
+    DEPENDENCY_FILE_PATTERNS, REQUIREMENT_FOLDERS, is_dependency_file, tomllib,
+)
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
-
-
-class _LazyTomllib:
-    """``tomllib`` (``tomli`` before Python 3.11), imported when a TOML file is first read: a check whose
-    project has no pyproject.toml never needs it (it and the ``datetime`` it imports are a tenth of start-up)."""
-
-    def __getattr__(self, name: str):
-        if sys.version_info >= (3, 11):
-            import tomllib as module
-        else:  # pragma: no cover - exercised on Python 3.10
-            import tomli as module
-        return getattr(module, name)
-
-
-tomllib = _LazyTomllib()
-
-DEPENDENCY_FILE_PATTERNS = ("requirements*.txt", "constraints*.txt", "pyproject.toml", "setup.cfg",
-                            "environment*.yml", "environment*.yaml")
-
-
-#: Folders whose ``.txt`` files are requirements files, one or two levels down
-#: (``requirements/base.txt``, ``requirements/pytorch/test.txt``: lightning, torchmetrics).
-REQUIREMENT_FOLDERS = ("requirements", "constraints")
-
-
-def is_dependency_file(path: Path) -> bool:
-    if path.name.endswith((".py", ".pyi", ".ipynb")):
-        return False  # what is checked most: no pattern ends so (asked twice per file of a tree)
-    if any(fnmatch.fnmatch(path.name, pattern) for pattern in DEPENDENCY_FILE_PATTERNS):
-        return True
-    return path.suffix == ".txt" and any(folder.name in REQUIREMENT_FOLDERS for folder in path.parents[:2])
 
 
 @dataclass(frozen=True)

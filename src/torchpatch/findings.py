@@ -29,6 +29,8 @@ class Edit:
 
 @dataclass
 class Fix:
+    """A fix: what it does, in words, and the edits that make it."""
+
     message: str
     edits: list[Edit]
     applicability: str  # SAFE or UNSAFE
@@ -47,6 +49,8 @@ class Fix:
 
 @dataclass
 class Diagnostic:
+    """A finding as a rule reports it: the code, the message, where, and the fix if any."""
+
     code: str
     name: str
     message: str

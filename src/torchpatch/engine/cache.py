@@ -37,9 +37,16 @@ def code_fingerprint() -> str:
 
 def file_key(path: Path, settings: Settings, data: bytes) -> str:
     digest = blake2b(digest_size=20)
-    digest.update(f"{_FORMAT}\0{code_fingerprint()}\0{Path(os.path.abspath(path)).as_posix()}\0{settings.result_key(path)}\0".encode())
+    digest.update(f"{_FORMAT}\0{code_fingerprint()}\0{_posix_absolute(path)}\0{settings.result_key(path)}\0".encode())
     digest.update(data)
     return digest.hexdigest()
+
+
+def _posix_absolute(path: Path) -> str:
+    """``Path(os.path.abspath(path)).as_posix()``: on POSIX the string abspath returns is already that (it is
+    normalised: no ``.``, ``..``, doubled or trailing slash), without a Path made per file of a warm rerun."""
+    absolute = os.path.abspath(path)
+    return absolute if os.sep == "/" else Path(absolute).as_posix()
 
 
 class ResultCache:

@@ -10,6 +10,8 @@ from torchpatch.rules.base import DOCS_URL
 
 @dataclass(frozen=True)
 class EngineCode:
+    """A code the engine reports itself, with the text of its docs page."""
+
     code: str
     name: str
     summary: str

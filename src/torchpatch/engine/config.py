@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from torchpatch.dependency_files import core_requirements_in, requirement_includes, requirements_in, tomllib
+from torchpatch.dependency_names import tomllib
 from torchpatch.engine.settings import SelectionError, Settings
 from torchpatch.versions import KNOWN_RELEASES, OLDEST_KNOWN, Version
 
@@ -229,6 +229,9 @@ _MAY_NAME_TORCH = {
     "setup.py": re.compile(r"""["']\s*torch\b""", re.IGNORECASE),
     "pyproject.toml": re.compile(r"""(?:["'{,]|^)\s*torch\b""", re.IGNORECASE | re.MULTILINE),
 }
+#: Where a requirements file's ``-r``/``--requirement``/``-c``/``--constraint`` include may start
+#: (dependency_files._INCLUDE, which is imported only when this matches).
+_MAY_INCLUDE = re.compile(r"^[ \t]*-[-rc]", re.MULTILINE)
 _MAY_NAME_TORCH_IN_LINES = re.compile(r"^[ \t]*torch\b", re.IGNORECASE | re.MULTILINE)
 
 
@@ -251,7 +254,11 @@ def torch_pins(path: Path, seen: set[Path] | None = None) -> list[tuple["Specifi
     except OSError:
         return []
     pins = []
-    if path.suffix == ".txt":
+    if path.name == "setup.cfg" and not _setup_cfg_may_require(text):
+        return pins  # no install_requires, no extras: configparser and the parsers stay unloaded
+    if path.suffix == ".txt" and _MAY_INCLUDE.search(text):
+        from torchpatch.dependency_files import requirement_includes
+
         for _, target in requirement_includes(text):
             included = path.parent / target
             if "://" not in target and included.is_file():
@@ -259,11 +266,21 @@ def torch_pins(path: Path, seen: set[Path] | None = None) -> list[tuple["Specifi
     may_name_torch = _MAY_NAME_TORCH.get(path.name, _MAY_NAME_TORCH_IN_LINES if path.suffix == ".txt" else None)
     if may_name_torch is not None and may_name_torch.search(text) is None:
         return pins  # no requirement here can name torch: nothing to parse (nor packaging to import)
+    # The parsers, imported only for a file that may pin torch (most projects' one-file check needs none).
+    from torchpatch.dependency_files import core_requirements_in, requirements_in
+
     # An extra (``replay_buffer = ["torch>=2.7"]``) raises the floor only where it is installed: when the
     # plain install pins torch (torchrl's ``torch>=2.1.0``), that pin is the file's floor.
     core = core_requirements_in(path, text)
     core_pins = _torch_specifiers(core, path, versioned_only=True) if core is not None else []
     return pins + (core_pins or _torch_specifiers(requirements_in(path, text), path))
+
+
+def _setup_cfg_may_require(text: str) -> bool:
+    """Whether a setup.cfg can hold a requirement: ``[options] install_requires`` (configparser lowers option
+    names, so any case) or an ``[options.extras_require]`` section (section names keep their case). Without
+    either, dependency_files reads no requirement from it."""
+    return "install_requires" in text.lower() or "options.extras_require" in text
 
 
 def _torch_specifiers(spans, path: Path, versioned_only: bool = False) -> list[tuple["SpecifierSet", str]]:

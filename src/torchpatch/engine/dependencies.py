@@ -6,11 +6,14 @@ Where each requirement is written (the parsing) is torchpatch/dependency_files.p
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from torchpatch.dependency_files import RequirementSpan, requirements_in
 from torchpatch.findings import Diagnostic
 from torchpatch.rules.base import Rule
 from torchpatch.versions import Version
+
+if TYPE_CHECKING:
+    from torchpatch.dependency_files import RequirementSpan
 
 
 class DependencyContext:
@@ -32,6 +35,8 @@ def check_dependencies(path: Path, text: str, rules: list[Rule], target: Version
     watching = [rule for rule in rules if rule.dependencies]
     if not watching:
         return []
+    from torchpatch.dependency_files import requirements_in  # the parsers: only for a dependency file
+
     ctx = DependencyContext(path, text, target, min_torch)
     diagnostics: list[Diagnostic] = []
     for span in requirements_in(path, text):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from torchpatch.dependency_files import is_dependency_file
+from torchpatch.dependency_names import is_dependency_file
 
 if TYPE_CHECKING:
     import pathspec
@@ -91,6 +91,8 @@ class FileFilter:
 
 @dataclass
 class _IgnoreFile:
+    """One .gitignore or .ignore file: its folder and its patterns."""
+
     folder: Path
     spec: pathspec.GitIgnoreSpec
     #: Above a folder named on the command line: its patterns filter that folder's contents but never the folder

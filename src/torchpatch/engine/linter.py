@@ -12,7 +12,7 @@ from collections import deque
 from pathlib import Path
 from typing import Callable, Iterator
 
-from torchpatch.dependency_files import is_dependency_file
+from torchpatch.dependency_names import is_dependency_file
 from torchpatch.engine.checker import check_tree
 from torchpatch.engine.codes import ENGINE_CODES
 from torchpatch.engine.dependencies import check_dependencies

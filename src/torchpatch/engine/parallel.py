@@ -39,6 +39,8 @@ _GC_GROWTH = 100_000
 
 @dataclass(frozen=True)
 class Mode:
+    """How files are checked: fixing or not, unsafe fixes, TODO lines."""
+
     fix: bool = False
     unsafe_fixes: bool = False
     add_todos: bool = False
@@ -196,7 +198,7 @@ def crashed_result(path: Path, why: str) -> FileResult:
 
 def _restore_text(result: FileResult, data: bytes) -> None:
     """A cached result with findings gets its text back (JSON edit positions, --diff, the full format)."""
-    from torchpatch.dependency_files import is_dependency_file
+    from torchpatch.dependency_names import is_dependency_file
     from torchpatch.engine.source import Source, read_source
 
     if is_dependency_file(result.path):

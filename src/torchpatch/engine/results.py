@@ -38,6 +38,8 @@ class Finding:
 
 @dataclass
 class FileResult:
+    """What checking one file gave: its findings, the fixed text, or the error that stopped it."""
+
     path: Path
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None  # why the file could not be checked

@@ -67,6 +67,8 @@ _NOT_IN_RESULT_KEY = frozenset({"target", "min_torch", "select", "extend_select"
 
 @dataclass
 class Settings:
+    """What applies to one file: the releases, the selected codes, the excludes and ignores."""
+
     target: Version = NEWEST_KNOWN
     min_torch: Version = OLDEST_KNOWN
     min_torch_source: str = "default"

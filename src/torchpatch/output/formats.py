@@ -82,9 +82,16 @@ def display_path(path: Path) -> str:
     if str(path) == "-":
         return "-"
     try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+        return path.resolve().relative_to(_resolved(os.getcwd())).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+@lru_cache(maxsize=4)
+def _resolved(folder: str) -> Path:
+    """``Path(folder).resolve()`` of the working directory, resolved once per directory (not once per finding:
+    a resolve is an lstat for each component of the path)."""
+    return Path(folder).resolve()
 
 
 def _where(finding: Finding) -> str:
@@ -322,6 +329,8 @@ def render_step_summary(results: list[FileResult]) -> str:
 
 @dataclass(frozen=True)
 class _Descriptor:
+    """A code as the output formats describe it (the SARIF rule list)."""
+
     code: str
     name: str
     summary: str

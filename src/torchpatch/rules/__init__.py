@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from functools import lru_cache
 
 from torchpatch.rules.base import Rule
@@ -14,6 +13,8 @@ _NOT_RULES = frozenset({"base", "api_table"})
 @lru_cache(maxsize=1)
 def all_rules() -> tuple[type[Rule], ...]:
     """Every rule class, sorted by code."""
+    import pkgutil  # every rule is imported only to build the manifest, list or document them
+
     found: dict[str, type[Rule]] = {}
     for module_info in pkgutil.iter_modules(__path__):
         if module_info.name in _NOT_RULES or module_info.name.startswith("_"):

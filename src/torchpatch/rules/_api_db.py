@@ -17,12 +17,12 @@ newest patch of each). It keeps only what changes across those releases:
 
 from __future__ import annotations
 
-import gzip
 import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from torchpatch._gunzip import gunzip
 from torchpatch.versions import Version
 
 DB_PATH = Path(__file__).with_name("data") / "api_db.json.gz"
@@ -30,6 +30,8 @@ DB_PATH = Path(__file__).with_name("data") / "api_db.json.gz"
 
 @dataclass(frozen=True)
 class Removal:
+    """An API removed from torch, with the release and the replacement."""
+
     qualname: str
     removed_in: Version
     replacement: str | None
@@ -40,6 +42,8 @@ class Removal:
 
 @dataclass(frozen=True)
 class Deprecation:
+    """An API torch deprecates, with the release and the replacement."""
+
     qualname: str
     deprecated_in: Version
     message: str
@@ -52,7 +56,7 @@ def _optional(text: str | None) -> Version | None:
 
 @lru_cache(maxsize=1)
 def _raw() -> dict:
-    return json.loads(gzip.decompress(DB_PATH.read_bytes()))
+    return json.loads(gunzip(DB_PATH.read_bytes()))
 
 
 def releases() -> tuple[Version, ...]:
@@ -89,7 +93,7 @@ STAR_PATH = DB_PATH.with_name("star_exports.json.gz")
 @lru_cache(maxsize=1)
 def _star_raw() -> dict:
     """rules/data/star_exports.json.gz (scripts/build_api_db.py): module → {release bit mask: "name name …"}."""
-    return json.loads(gzip.decompress(STAR_PATH.read_bytes()))
+    return json.loads(gunzip(STAR_PATH.read_bytes()))
 
 
 @lru_cache(maxsize=256)

@@ -17,10 +17,11 @@ code does not spell out (a variable), in which case the rules stay quiet.
 from __future__ import annotations
 
 import ast
-import gzip
 import json
 from functools import lru_cache
 from pathlib import Path
+
+from torchpatch._gunzip import gunzip
 
 DATA_PATH = Path(__file__).with_name("data") / "warning_sites.json.gz"
 _NO_DEFAULT = object()
@@ -28,7 +29,7 @@ _NO_DEFAULT = object()
 
 @lru_cache(maxsize=1)
 def callables() -> dict[str, dict]:
-    return json.loads(gzip.decompress(DATA_PATH.read_bytes()))["callables"]
+    return json.loads(gunzip(DATA_PATH.read_bytes()))["callables"]
 
 
 def _literal(node: ast.expr):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import textwrap
 from dataclasses import dataclass
 from typing import ClassVar, Iterable
 
@@ -35,6 +34,8 @@ class Invalid:
 
 @dataclass(frozen=True)
 class Valid:
+    """A rule's clean example: code it must not report (at ``min_torch`` when given)."""
+
     code: str
     min_torch: str | None = None
     target_torch: str | None = None
@@ -54,6 +55,8 @@ def example_language(example: "str | Valid | Invalid") -> str:
 
 
 def example_code(example: "str | Valid | Invalid") -> str:
+    import textwrap  # only for a rule's documentation, never a check
+
     text = example if isinstance(example, str) else example.code
     return textwrap.dedent(text).lstrip("\n")
 
