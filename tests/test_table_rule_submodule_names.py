@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from tests.precision_helpers import findings_of
+from precision_helpers import findings_of
 
 
 def test_remove_weight_norm_from_the_submodule_is_not_reported(lint):
