@@ -35,6 +35,13 @@ class ParseFailure(Exception):
         self.detail = detail
 
 
+#: The parser's messages for forms only Python 2 had (``print x``, ``exec code``, ``except E, e:``, ``0777``):
+#: such a file is old code, not code too new for this Python.
+_PYTHON_2_ERRORS = ("Missing parentheses in call to 'print'", "Missing parentheses in call to 'exec'",
+                    "multiple exception types must be parenthesized",
+                    "leading zeros in decimal integer literals are not permitted")
+
+
 def parse_text(text: str, path: Path) -> ast.Module:
     """ast.parse, with every way it can fail turned into one readable reason."""
     try:
@@ -44,9 +51,12 @@ def parse_text(text: str, path: Path) -> ast.Module:
     except SyntaxError as error:
         detail = error.msg
         where = f" at line {error.lineno}" if error.lineno else ""
-        raise ParseFailure(
-            f"syntax error{where}: {detail} (parsed with Python {sys.version_info.major}.{sys.version_info.minor};"
-            " syntax newer than this Python cannot be checked)", error.lineno, detail) from None
+        if detail.startswith(_PYTHON_2_ERRORS):
+            why = "Python 2 code: torchpatch checks Python 3 files"
+        else:
+            why = (f"parsed with Python {sys.version_info.major}.{sys.version_info.minor};"
+                   " syntax newer than this Python cannot be checked")
+        raise ParseFailure(f"syntax error{where}: {detail} ({why})", error.lineno, detail) from None
     except (RecursionError, MemoryError):
         raise ParseFailure("too deeply nested to parse") from None
     except ValueError as error:
