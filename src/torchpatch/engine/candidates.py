@@ -373,6 +373,8 @@ def _import_bindings(node: ast.Import | ast.ImportFrom, bound: dict[str, set[str
         return
     module = node.module
     if node.level or not module or module.split(".")[0] not in TRACKED_ROOTS:
+        if node.names[0].name == "*":
+            bound.setdefault("torch", set()).add("torch")  # as ScopeTree._bind_star binds it
         return
     for alias in node.names:
         if alias.name == "*":

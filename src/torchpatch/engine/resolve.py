@@ -380,6 +380,9 @@ class ScopeTree:
         if names is None:
             for name in self._star_bound.get(id(scope), ()):
                 self._bind(scope, name, node)
+            # ``from utils import *`` where utils imports torch: the one name a torch project's star import can
+            # only bind to the torch module (code that says ``torch.x`` with no import of its own relies on it).
+            self._bind(scope, "torch", node, qualname="torch")
             return
         for name in names:
             self._bind(scope, name, node, qualname=f"{module}.{name}", star=True)
