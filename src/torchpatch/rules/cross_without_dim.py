@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import ast
 
+from torchpatch.rules import _receivers as receivers
 from torchpatch.rules._helpers import has_double_star, has_starred, keyword
-from torchpatch.rules.base import Invalid, Rule
+from torchpatch.rules.base import Invalid, Rule, Valid
 from torchpatch.versions import v
 
-#: ``torch.cross(input, other, dim=None, *, out=None)``: ``dim`` is the third positional argument.
+#: ``torch.cross(input, other, dim=None, *, out=None)``: ``dim`` is the third positional argument; of the method
+#: ``Tensor.cross(other, dim=None)``, the second.
 _DIM_POSITION = 2
+_METHOD_DIM_POSITION = 1
 
 
 class CrossWithoutDim(Rule):
     """
     ## What it does
-    Flags calls to `torch.cross` that do not pass `dim` (or pass `dim=None`).
+    Flags calls to `torch.cross` that do not pass `dim` (or pass `dim=None`), and the method
+    `a.cross(b)` where `a` is known to be a tensor.
 
     ## Why is this bad?
     Without `dim`, `torch.cross` crosses along the *first* dimension of size 3, which is not the vector
@@ -27,8 +31,9 @@ class CrossWithoutDim(Rule):
     The announced default is `dim=-1`, that of `torch.linalg.cross` (since 1.11), so code that relies on
     today's default will change results, or fail, when it flips.
 
-    The method form `a.cross(b)` warns too but is not flagged: the receiver's type is not known
-    (NumPy-like and SymPy vectors have a `cross` method of their own).
+    The method form `a.cross(b)` warns the same (torch 2.13 and 2.15); it is flagged where `a` is known
+    to be a tensor (built by a torch factory or op, annotated `torch.Tensor`, ...), not on other receivers:
+    NumPy-like and SymPy vectors have a `cross` method of their own.
 
     ## Example
     ```python
@@ -54,6 +59,8 @@ class CrossWithoutDim(Rule):
         "https://github.com/pytorch/pytorch/pull/108760",
     )
     calls = frozenset({"torch.cross"})
+    methods = frozenset({"cross"})
+    torch_message = "Using torch.cross without specifying the dim arg is deprecated."
 
     VALID = [
         "import torch\nn = torch.cross(a, b, dim=-1)\n",
@@ -64,6 +71,9 @@ class CrossWithoutDim(Rule):
         # Look-alikes: NumPy's cross, a tensor's method, a local function of the same name.
         "import numpy as np\nimport torch\nn = np.cross(a, b)\n",
         "import torch\nn = a.cross(b)\n",
+        "import sympy\nimport torch\nv = sympy.Matrix([1, 0, 0])\nn = v.cross(sympy.Matrix([0, 1, 0]))\n",
+        Valid("import torch\na = torch.randn(4, 3)\nn = a.cross(torch.randn(4, 3), dim=1)\n", torch_runs_clean=True),
+        Valid("import torch\na = torch.randn(4, 3)\nn = a.cross(torch.randn(4, 3), -1)\n", torch_runs_clean=True),
         "import torch\ndef cross(a, b):\n    return a\nn = cross(a, b)\n",
     ]
     INVALID = [
@@ -71,13 +81,15 @@ class CrossWithoutDim(Rule):
         Invalid("import torch\nn = torch.cross(a, b, dim=None)\n"),
         Invalid("from torch import cross\nn = cross(a - c, b - c)\n"),
         Invalid("import torch as th\nn = th.cross(a, b, out=result)\n"),
+        Invalid("import torch\na = torch.randn(4, 3)\nb = torch.randn(4, 3)\nn = torch.cross(a, b)\n",
+                torch_warns="Using torch.cross without specifying the dim arg is deprecated"),
+        Invalid("import torch\na = torch.randn(4, 3)\nn = a.cross(torch.randn(4, 3))\n",
+                torch_warns="Using torch.cross without specifying the dim arg is deprecated"),
+        Invalid("import torch\ndef normal(u: torch.Tensor, v: torch.Tensor):\n    return u.cross(v)\n"),
     ]
 
     def check_call(self, ctx, call, qualname):
-        if has_starred(call) or has_double_star(call) or len(call.args) > _DIM_POSITION:
-            return
-        dim = keyword(call, "dim")
-        if dim is not None and not (isinstance(dim.value, ast.Constant) and dim.value.value is None):
+        if not _passes_no_dim(call, _DIM_POSITION):
             return
         message = (
             f"`torch.cross` without `dim=` is deprecated since PyTorch {self.deprecated_in} (a UserWarning through "
@@ -85,3 +97,22 @@ class CrossWithoutDim(Rule):
             "`torch.linalg.cross`; pass `dim=` for the dimension that holds the vectors"
         )
         yield ctx.diagnostic(call.func, message)
+
+    def check_method_call(self, ctx, call):
+        if not _passes_no_dim(call, _METHOD_DIM_POSITION) or not receivers.is_tensor(ctx, call.func.value):
+            return
+        message = (
+            f"`Tensor.cross` without `dim=` is deprecated since PyTorch {self.deprecated_in} (torch warns \"Using "
+            "torch.cross without specifying the dim arg is deprecated\" through 2.15): it crosses along the first "
+            "dimension of size 3, and the default is to become `dim=-1`; pass `dim=` for the dimension that holds "
+            "the vectors"
+        )
+        yield ctx.diagnostic(call.func, message)
+
+
+def _passes_no_dim(call: ast.Call, position: int) -> bool:
+    """No ``dim`` in the call, or ``dim=None`` (a starred argument may hold one: then not known)."""
+    if has_starred(call) or has_double_star(call) or len(call.args) > position:
+        return False
+    dim = keyword(call, "dim")
+    return dim is None or (isinstance(dim.value, ast.Constant) and dim.value.value is None)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ast
 
+from torchpatch.rules import _receivers as receivers
 from torchpatch.rules._helpers import has_star_args, keyword, literal, remove_argument, replace_node
-from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule
+from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v
 
 #: Old name -> (the release named in the message, what to use). cholesky/qr/chain_matmul were deprecated by
@@ -32,6 +33,11 @@ FUNCTIONS = {
 #: The 2.15.0 wheel raises ``RuntimeError: This function was deprecated since version 1.9 and is now removed`` for
 #: these (torch 2.13.0 still warns only; 2.14 was not checked), ``Tensor.qr()``/``Tensor.cholesky()`` too.
 RAISE_FROM = {"torch.cholesky": v("2.15"), "torch.qr": v("2.15")}
+
+#: The methods that call these functions (``Tensor.qr`` ... in torch/_tensor.py or ATen, 2.4.1-2.15.0) and warn the
+#: same on torch 2.13 (``Tensor.svd`` warns nothing, like ``torch.svd``): reported on a known tensor, without a fix.
+METHODS = {"cholesky": "torch.cholesky", "qr": "torch.qr", "lu": "torch.lu", "lu_solve": "torch.lu_solve",
+           "triangular_solve": "torch.triangular_solve"}
 
 SVD_VALUES_ONLY = "`torch.linalg.svdvals(A)` (the singular values `S`, all that `compute_uv=False` computes)"
 
@@ -81,6 +87,10 @@ class LegacyLinalgFunction(Rule):
     coefficient; `Vh` instead of `V`), so they are reported without a fix. For
     `torch.svd(A, compute_uv=False)`, which computes only the singular values, the message points to
     `torch.linalg.svdvals(A)`, as `torch.svd`'s own documentation does.
+
+    The method forms `A.cholesky()`, `A.qr()`, `A.lu()`, `B.lu_solve(LU, pivots)` and
+    `B.triangular_solve(A)` warn the same; they are reported where `A`/`B` is known to be a tensor
+    (NumPy and SciPy objects have no such methods, but other libraries' matrices may), without a fix.
     """
 
     code = "TP251"
@@ -101,6 +111,7 @@ class LegacyLinalgFunction(Rule):
     )
     torchfix_codes = ("TOR101", "TOR103")
     calls = frozenset(FUNCTIONS)
+    methods = frozenset(METHODS)
 
     VALID = [
         "import torch\nL = torch.linalg.cholesky(A)\nQ, R = torch.linalg.qr(A)\n",
@@ -110,6 +121,9 @@ class LegacyLinalgFunction(Rule):
         "import torch\nfrom scipy.linalg import lu, cholesky\nP, L, U = lu(A)\n",
         "import torch\ndef qr(a):\n    return a\nq = qr(A)\n",
         "import torch\nU, S, V = A.svd()\n",
+        "import torch\nQ, R = A.qr()\n",  # A's type is not known
+        Valid("import torch\nA = torch.randn(3, 3)\nU, S, V = A.svd()\nQ, R = torch.linalg.qr(A)\n",
+              torch_runs_clean=True),
     ]
     INVALID = [
         Invalid("import torch\nL = torch.cholesky(A)\n", fixed="import torch\nL = torch.linalg.cholesky(A)\n"),
@@ -129,6 +143,11 @@ class LegacyLinalgFunction(Rule):
         Invalid("import torch\nU, S, V = torch.svd(A)\n"),
         Invalid("import torch\nS = torch.svd(A, compute_uv=False)[1]\n"),
         Invalid("import torch\nm = torch.chain_matmul(*matrices)\n"),
+        Invalid("import torch\nA = torch.randn(3, 3)\nQ, R = A.qr()\n", torch_warns=r"`?torch\.qr`? is deprecated"),
+        Invalid("import torch\nA = torch.randn(3, 3)\nLU, pivots = A.lu()\n", torch_warns="torch.lu is deprecated"),
+        Invalid("import torch\nA = torch.randn(3, 3)\nX, _ = torch.randn(3, 2).triangular_solve(A.triu())\n",
+                torch_warns="torch.triangular_solve is deprecated"),
+        Invalid("import torch\ndef chol(spd: torch.Tensor):\n    return spd.cholesky()\n"),
     ]
 
     def check_call(self, ctx, call, qualname):
@@ -140,6 +159,15 @@ class LegacyLinalgFunction(Rule):
         fix = None if has_star_args(call) or not isinstance(call.func, (ast.Name, ast.Attribute)) else \
             getattr(self, "_fix_" + qualname.rpartition(".")[2], lambda *a: None)(ctx, call)
         yield ctx.diagnostic(call, f"`{qualname}` is {phrase}; use {use}", fix)
+
+    def check_method_call(self, ctx, call):
+        qualname = METHODS[call.func.attr]
+        if not receivers.is_tensor(ctx, call.func.value):
+            return
+        phrase, use = FUNCTIONS[qualname]
+        if qualname in RAISE_FROM and ctx.target >= RAISE_FROM[qualname]:
+            phrase = f"{phrase[:-len(' (UserWarning)')]}, removed in {RAISE_FROM[qualname]} (it raises RuntimeError there)"
+        yield ctx.diagnostic(call.func, f"`Tensor.{call.func.attr}()` calls `{qualname}`, which is {phrase}; use {use}")
 
     # -- fixes -------------------------------------------------------------------------------------
     def _rename(self, ctx, call, new: str, extra: list[Edit], message: str, unsafe: bool = False) -> Fix:
