@@ -11,9 +11,10 @@ from functools import lru_cache
 
 #: TP209 and TP216 read data/warning_sites.json.gz; TP216 takes the loss reductions from TP209 itself.
 _GENERIC_CODES = frozenset({"TP104", "TP105", "TP106", "TP206", "TP207", "TP209", "TP216", "TP902"})
-#: Rules that watch a name for another purpose than its deprecation: TP131 reads subclasses of
-#: torch.autograd.Function (legacy forward), while building a Function itself is TP206's wheel deprecation.
-_NOT_COVERING_CODES = frozenset({"TP131"})
+#: Rules that watch a name for another purpose than its deprecation: TP131 (legacy forward) and TP228
+#: (ctx.saved_variables) read subclasses of torch.autograd.Function, while building a Function itself is
+#: TP206's wheel deprecation.
+_NOT_COVERING_CODES = frozenset({"TP131", "TP228"})
 
 
 class LazyNames:
