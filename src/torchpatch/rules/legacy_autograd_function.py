@@ -77,8 +77,8 @@ class LegacyAutogradFunction(Rule):
 
     def check_reference(self, ctx, reference):
         node = reference.node
-        cls = ctx.parent_of(node)
-        if not isinstance(cls, ast.ClassDef) or not any(base is node for base in cls.bases):
+        cls = subclass_of(ctx, node)
+        if cls is None:
             return
         has_init = any(isinstance(s, ast.FunctionDef) and s.name == "__init__" for s in cls.body)
         for statement in cls.body:
@@ -90,3 +90,11 @@ class LegacyAutogradFunction(Rule):
                     f"instance raises RuntimeError in PyTorch 2.4 through 2.15 (and building one warns); make "
                     f"`forward`/`backward` `@staticmethod`s taking `ctx` and call `{cls.name}.apply(...)`"))
                 return
+
+
+def subclass_of(ctx, base: ast.AST) -> ast.ClassDef | None:
+    """The class whose bases list holds ``base`` (a reference to ``torch.autograd.Function``), or None."""
+    cls = ctx.parent_of(base)
+    if isinstance(cls, ast.ClassDef) and any(each is base for each in cls.bases):
+        return cls
+    return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule, Valid
-from torchpatch.rules.legacy_autograd_function import FUNCTION
+from torchpatch.rules.legacy_autograd_function import FUNCTION, subclass_of
 from torchpatch.versions import v
 
 
@@ -77,9 +77,8 @@ class SavedVariables(Rule):
     ]
 
     def check_reference(self, ctx, reference):
-        node = reference.node
-        cls = ctx.parent_of(node)
-        if not isinstance(cls, ast.ClassDef) or not any(base is node for base in cls.bases):
+        cls = subclass_of(ctx, reference.node)
+        if cls is None:
             return
         for statement in cls.body:
             if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
