@@ -53,6 +53,10 @@ def parse_text(text: str, path: Path) -> ast.Module:
         where = f" at line {error.lineno}" if error.lineno else ""
         if detail.startswith(_PYTHON_2_ERRORS):
             why = "Python 2 code: torchpatch checks Python 3 files"
+        elif isinstance(error, TabError):
+            why = "tabs and spaces mixed in the indentation, which Python 3 rejects"
+        elif isinstance(error, IndentationError):
+            why = "broken indentation: no Python version parses it"
         else:
             why = (f"parsed with Python {sys.version_info.major}.{sys.version_info.minor};"
                    " syntax newer than this Python cannot be checked")
