@@ -50,4 +50,7 @@ class DeprecatedApi(TableRule):
                 fixed="import torch\nfrom torch.testing import assert_close as assert_allclose\n"
                       "assert_allclose(torch.ones(2), torch.ones(2))\n",
                 torch_warns=r"`torch\.testing\.assert_allclose\(\)` is deprecated since 1\.12"),
+        # A C++ warning (aten LinearAlgebra.cpp), printed on CPU by 2.4.1, 2.13 and 2.15.
+        Invalid("import torch\nweight = torch.randn(4, 4)\npenalty = torch.nuclear_norm(weight)\n",
+                torch_warns=r"at::nuclear_norm is deprecated"),
     ]
