@@ -281,6 +281,9 @@ _TENSOR_METHODS = frozenset({
     "unfold", "coalesce", "to_dense", "to_sparse", "squeeze_", "unsqueeze_", "t_", "transpose_", "as_strided",
     "tril", "triu", "diag", "prod", "std", "var", "masked_select", "nan_to_num", "float16", "movedim", "conj",
 })
+#: Methods only torch tensors have among the arrays ML code holds (numpy, pandas, PIL, io and TensorFlow objects
+#: have none of them): what they return is a tensor whatever the receiver is known to be (``x.contiguous().view(-1)``).
+_TENSOR_ONLY_METHODS = frozenset({"contiguous", "unsqueeze", "masked_fill", "permute"})
 #: Attributes that are tensors on a tensor (``x.data``, ``x.grad``) or on a torch.nn module (``.weight``).
 _TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag"})
 _MODULE_TENSOR_ATTRIBUTES = frozenset({"weight", "bias", "in_proj_weight", "in_proj_bias", "running_mean",
@@ -393,7 +396,7 @@ class _Inference:
         if not isinstance(func, ast.Attribute):
             return None
         receiver = self.kind(func.value, scope_node, depth)
-        if receiver == TENSOR and func.attr in _TENSOR_METHODS:
+        if receiver == TENSOR and func.attr in _TENSOR_METHODS or func.attr in _TENSOR_ONLY_METHODS:
             return TENSOR
         if receiver is None and func.attr in _PARAMETER_LISTS:
             return TENSORS  # ``for p in layer.parameters()``: only modules have them (an unknown ``layer`` too)

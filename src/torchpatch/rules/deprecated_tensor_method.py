@@ -53,6 +53,10 @@ class DeprecatedTensorMethod(Rule):
         Invalid("import torch\nx = torch.ones(2, 3)\ny = x.resize(3, 2)\n", torch_warns="non-inplace resize is deprecated"),
         Invalid("import torch\na = torch.ones(2)\nb = a.resize_as(torch.zeros(2))\n",
                 torch_warns="non-inplace resize_as is deprecated"),
+        # A method only tensors have (contiguous) makes the unknown argument's result a tensor.
+        Invalid("import torch\ndef to_rows(img, width):\n    flat = img.contiguous().view(-1)\n"
+                "    return flat.resize(flat.numel() // width, width)\n\nrows = to_rows(torch.ones(2, 4), 2)\n",
+                torch_warns="non-inplace resize is deprecated"),
     ]
 
     def check_method_call(self, ctx, call):
