@@ -395,8 +395,10 @@ class _Inference:
             return None
         if not isinstance(func, ast.Attribute):
             return None
+        if func.attr in _TENSOR_ONLY_METHODS:
+            return TENSOR
         receiver = self.kind(func.value, scope_node, depth)
-        if receiver == TENSOR and func.attr in _TENSOR_METHODS or func.attr in _TENSOR_ONLY_METHODS:
+        if receiver == TENSOR and func.attr in _TENSOR_METHODS:
             return TENSOR
         if receiver is None and func.attr in _PARAMETER_LISTS:
             return TENSORS  # ``for p in layer.parameters()``: only modules have them (an unknown ``layer`` too)
