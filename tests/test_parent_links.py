@@ -62,12 +62,17 @@ def test_the_same_links_on_every_kind_of_node() -> None:
     assert id(load) not in links  # one Load() for every Name that reads
 
 
+FSTRINGS = ('x = f"""a\n{b}\n{c!r:>{w}}"""\ny = (f"{d}"\n     f"{e(f, g)}")\n'
+            "z = f\"{f'{h}'}\"\n")
+
+
 @pytest.mark.parametrize("source", [SHAPES, "@dec\nclass A: x = 1; y = [i for i in z]\n@torch.no_grad()\ndef f(): pass\n",
+                                    FSTRINGS,
                                     (Path(__file__).parents[1] / "src" / "torchpatch" / "engine" / "checker.py").read_text()],
-                         ids=["shapes", "decorators", "checker.py"])
+                         ids=["shapes", "decorators", "f-strings", "checker.py"])
 def test_context_parent_of_links_by_statement_with_the_same_answers(source: str) -> None:
-    """Context.parent_of links only the top-level statements asked about (issue 27): every node, asked in a
-    shuffled order and with its ancestors after it as the rules ask, gets the whole-tree answer."""
+    """Context.parent_of links only along the rows asked about (issue 27): every node, asked in a shuffled
+    order and with its ancestors after it as the rules ask, gets the whole-tree answer."""
     import random
 
     from torchpatch.engine.checker import Context
@@ -89,3 +94,22 @@ def test_context_parent_of_links_by_statement_with_the_same_answers(source: str)
             assert ctx.parent_of(parent) is links.get(id(parent))
             parent = ctx.parent_of(parent)
     assert ctx.parent_of(ast.Name("x", ast.Load())) is None  # a node of no tree
+
+
+def test_context_parent_of_deep_in_a_class_links_only_the_way_there() -> None:
+    """A question about a statement in one method links the class's methods and that method's statements,
+    not the other methods' bodies (issue 27: a rule asking for the class of ``self.x = ...`` linked whole
+    classes)."""
+    from torchpatch.engine.checker import Context
+    from torchpatch.engine.resolve import ScopeTree
+    from torchpatch.versions import NEWEST_KNOWN, OLDEST_KNOWN
+
+    methods = "".join(f"    def m{i}(self):\n        return [self.a + {i} for _ in range(3)]\n" for i in range(20))
+    source = f"class A:\n{methods}    def __init__(self):\n        self.x = f(1, 2)\n"
+    tree = ast.parse(source)
+    ctx = Context(source, None, tree, ScopeTree(tree), NEWEST_KNOWN, OLDEST_KNOWN)
+    assignment = tree.body[0].body[-1].body[0]
+    call = assignment.value
+    assert ctx.parent_of(call) is assignment
+    assert ctx.parent_of(ctx.parent_of(assignment)) is tree.body[0]
+    assert len(ctx._parents) < len(parent_links(tree)) / 5 and not ctx._whole_tree_linked

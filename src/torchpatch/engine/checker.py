@@ -82,31 +82,22 @@ class Context:
         return self.text[self.start(node):self.end(node)]
 
     def parent_of(self, node: ast.AST) -> ast.AST | None:
-        """The node that holds ``node``. Linked on first use, one top-level statement at a time: the
-        statements whose rows hold the node's row (most rules ask about a node of the statement being
-        walked, and then about its ancestors up to the module); a node found in none of them (one with no
-        position) gets the whole module linked, so the answer is always that of ``parent_links(tree)``."""
+        """The node that holds ``node``. Linked on first use, along the row of the node asked about: from
+        the module down, each node whose rows hold that row gets its children linked (``link_row``), so a
+        question about a statement deep in a large class links that class's statements, not all their
+        subtrees. A node found so in none of them (one with no position, or placed outside its parent's
+        rows) gets the whole module linked, so the answer is always that of ``parent_links(tree)``."""
         parents = self._parents
         if parents is None:
             parents = self._parents = {}
-            self._linked: set[int] = set()
+            self._expanded: set[int] = set()
             self._whole_tree_linked = False
         found = parents.get(id(node))
         if found is not None or self._whole_tree_linked or node is self.tree:
             return found
         row = getattr(node, "lineno", None)
         if row is not None:
-            body = self.tree.body
-            if not hasattr(self, "_statement_rows"):
-                self._statement_rows = [_first_row(statement) for statement in body]
-            at = bisect.bisect_right(self._statement_rows, row) - 1
-            while at >= 0 and (body[at].end_lineno or body[at].lineno) >= row:
-                statement = body[at]
-                if id(statement) not in self._linked:
-                    self._linked.add(id(statement))
-                    parents[id(statement)] = self.tree
-                    parents.update(parent_links(statement))
-                at -= 1
+            link_row(self.tree, row, parents, self._expanded)
             found = parents.get(id(node))
             if found is not None:
                 return found
@@ -298,6 +289,41 @@ def parent_links(tree: ast.AST) -> dict[int, ast.AST]:
                 parents[id(value)] = node
                 push(value)
     return parents
+
+
+def link_row(tree: ast.AST, row: int, parents: dict[int, ast.AST], expanded: set[int]) -> None:
+    """Adds to ``parents`` (``id(child) -> parent``) the children of every node under ``tree`` whose rows
+    hold ``row`` (its decorators' rows included; a node with no position, such as ``arguments``, counts as
+    holding it when its parent does). ``expanded`` keeps the ids of the nodes whose children are linked
+    already, across calls. Every link is one ``parent_links(tree)`` has; a node on ``row`` is linked unless
+    an ancestor of it is placed on other rows."""
+    stack = [tree]
+    pop, push = stack.pop, stack.append
+    node_type = ast.AST
+    while stack:
+        node = pop()
+        first_visit = id(node) not in expanded
+        if first_visit:
+            expanded.add(id(node))
+        for field in node._fields:
+            if field in _SHARED_NODE_FIELDS:
+                continue
+            value = getattr(node, field, None)
+            for item in value if type(value) is list else (value,):
+                if not isinstance(item, node_type):
+                    continue
+                if first_visit:
+                    parents[id(item)] = node
+                start = getattr(item, "lineno", None)
+                if start is None:
+                    push(item)
+                    continue
+                if start > row:
+                    decorators = getattr(item, "decorator_list", None)
+                    if not decorators or _first_row(item) > row:
+                        continue
+                if row <= (getattr(item, "end_lineno", None) or start):
+                    push(item)
 
 
 class RuleIndex:
