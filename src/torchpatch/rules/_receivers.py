@@ -524,7 +524,7 @@ class _Inference:
                     else:
                         annotation = argument.annotation
                         kinds.add(_annotation_kind(annotation, self.resolve) if annotation is not None else None)
-        for node in _walk_scope(scope_node):
+        for node in _binding_nodes(self.ctx, scope_node).get(name, ()):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Name) and target.id == name:
@@ -670,6 +670,50 @@ def _returns_tensor(ctx, name: str) -> bool:
         return False
     return _annotation_kind(definitions[0].returns,
                             lambda node: ctx.scopes.qualname(node, ctx.scopes.module_scope)) == TENSOR
+
+
+def _binding_nodes(ctx, scope_node: ast.AST) -> dict[str, list[ast.AST]]:
+    """For each name, the nodes of ``scope_node``'s scope (in ``_walk_scope`` order) that ``_name_kind`` reads
+    for it: the assignments with the name anywhere in a target, annotated assignments of the name, loops and
+    comprehensions with it in their target, and what ``_rebinds`` counts. Built once per scope and file
+    (``_name_kind`` is asked about many names of one scope, and walked the whole scope for each)."""
+    memo = ctx.memo.setdefault("receivers: binding nodes", {})
+    found = memo.get(id(scope_node))
+    if found is not None:
+        return found
+    found = memo[id(scope_node)] = {}
+
+    def add_names_in(target: ast.AST, node: ast.AST) -> None:
+        for inner in ast.walk(target):
+            if isinstance(inner, ast.Name):
+                add(inner.id, node)
+
+    def add(name: str, node: ast.AST) -> None:
+        nodes = found.setdefault(name, [])
+        if not nodes or nodes[-1] is not node:
+            nodes.append(node)
+
+    for node in _walk_scope(scope_node):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                add_names_in(target, node)
+        elif isinstance(node, ast.AnnAssign):
+            if isinstance(node.target, ast.Name):
+                add(node.target.id, node)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            add_names_in(node.target, node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                add((alias.asname or alias.name).split(".")[0], node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            add(node.name, node)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                add(name, node)
+        elif isinstance(node, (ast.AugAssign, ast.NamedExpr, ast.With, ast.AsyncWith)):
+            for target in _targets(node):
+                add_names_in(target, node)
+    return found
 
 
 def _rebinds(node: ast.AST, name: str) -> bool:
