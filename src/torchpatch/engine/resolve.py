@@ -125,6 +125,7 @@ class ScopeTree:
         self.old_branch_of: dict[int, str | None] = {}  # id(ast.If) -> which branch is compatibility code
         self._guard_facts: dict[int, GuardFacts] = {}  # id(scope) -> its facts (see guard_facts)
         self._function_of: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # id(function scope) -> its def
+        self._class_of: dict[int, ast.ClassDef] = {}  # id(class scope) -> its class statement
         # id(function scope) -> the function's body, replaced by its plain assignments when first needed
         self._function_body: dict[int, list[ast.stmt] | dict[str, list[ast.expr]]] = {}
         self._fallback_depth = 0
@@ -173,6 +174,13 @@ class ScopeTree:
                 local_values=(lambda name: self._local_values(scope, name)) if id(scope) in self._function_body else None)
         return facts
 
+    def enclosing_class(self, scope: Scope) -> ast.ClassDef | None:
+        """The class statement of the nearest class scope at or above ``scope`` (a method's, a lambda's or a
+        comprehension's in a class: the class; at module level: None)."""
+        while scope is not None and scope.kind != "class":
+            scope = scope.parent
+        return self._class_of.get(id(scope)) if scope is not None else None
+
     def _local_values(self, scope: Scope, name: str) -> list[ast.expr | None] | None:
         """The values a function's ``name = value`` statements assign to a name it binds (None in the list for
         each other binding: a parameter, a loop target...); None when the function does not bind the name."""
@@ -197,6 +205,7 @@ class ScopeTree:
         self._pending.clear()
         self._guard_facts.clear()
         self._function_of.clear()
+        self._class_of.clear()
         self._function_body.clear()
 
     # -- pass 1 -------------------------------------------------------------------------------
@@ -283,6 +292,7 @@ class ScopeTree:
         self._bind(scope, node.name, node)
         inner = Scope("class", scope)
         self._scope_of[id(node)] = inner
+        self._class_of[id(inner)] = node
         self._visit_body(node.body, inner)
 
     def _visit_assign(self, node: ast.Assign, scope: Scope) -> None:

@@ -427,7 +427,7 @@ class _Inference:
         only to it, ``self.fc = nn.Linear(...)`` in the class) whose forward returns one tensor."""
         values: list[ast.expr] = []
         if isinstance(func, ast.Name) and func.id != "self":
-            values = _bindings(scope_node, func.id)
+            values = _bindings(self.ctx, scope_node, func.id)
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             owner = _enclosing_class(self.ctx, scope_node)
             if owner is None or self.all_classes.get(owner.name) is not owner:
@@ -455,7 +455,7 @@ class _Inference:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.classes:
             return node.func.id
         if isinstance(node, ast.Name):
-            values = _bindings(scope_node, node.id)
+            values = _bindings(self.ctx, scope_node, node.id)
             if values and all(isinstance(v, ast.Call) and isinstance(v.func, ast.Name) for v in values):
                 names = {v.func.id for v in values}
                 if len(names) == 1 and next(iter(names)) in self.classes:
@@ -614,10 +614,10 @@ def _member_values(owner: ast.ClassDef, attribute: str) -> list[ast.expr]:
     return values
 
 
-def _bindings(scope_node: ast.AST, name: str) -> list[ast.expr]:
+def _bindings(ctx, scope_node: ast.AST, name: str) -> list[ast.expr]:
     """The values of ``name = value`` in the scope (empty when it is bound any other way too)."""
     values = []
-    for node in _walk_scope(scope_node):
+    for node in _binding_nodes(ctx, scope_node).get(name, ()):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and node.targets[0].id == name:
             values.append(node.value)
@@ -673,10 +673,10 @@ def _returns_tensor(ctx, name: str) -> bool:
 
 
 def _binding_nodes(ctx, scope_node: ast.AST) -> dict[str, list[ast.AST]]:
-    """For each name, the nodes of ``scope_node``'s scope (in ``_walk_scope`` order) that ``_name_kind`` reads
-    for it: the assignments with the name anywhere in a target, annotated assignments of the name, loops and
-    comprehensions with it in their target, and what ``_rebinds`` counts. Built once per scope and file
-    (``_name_kind`` is asked about many names of one scope, and walked the whole scope for each)."""
+    """For each name, the nodes of ``scope_node``'s scope (in ``_walk_scope`` order) that ``_name_kind`` and
+    ``_bindings`` read for it: the assignments, annotated assignments, loops and comprehensions with the name
+    anywhere in a target, and what ``_rebinds`` counts. Built once per scope and file (they are asked about
+    many names of one scope, and walked the whole scope for each)."""
     memo = ctx.memo.setdefault("receivers: binding nodes", {})
     found = memo.get(id(scope_node))
     if found is not None:
@@ -697,10 +697,7 @@ def _binding_nodes(ctx, scope_node: ast.AST) -> dict[str, list[ast.AST]]:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 add_names_in(target, node)
-        elif isinstance(node, ast.AnnAssign):
-            if isinstance(node.target, ast.Name):
-                add(node.target.id, node)
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        elif isinstance(node, (ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension)):
             add_names_in(node.target, node)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:

@@ -10,7 +10,6 @@ import sys
 from functools import lru_cache
 
 from torchpatch.rules import _receivers, _warning_sites
-from torchpatch.syntax import mention_test
 from torchpatch.rules._wheel_rules import _GENERIC_CODES, LazyNames, covered, keyword_changes_by_callable, shorten
 from torchpatch.rules.base import Invalid, Rule, Valid
 from torchpatch.rules.legacy_loss_reduction import is_legacy_reduction_warning, legacy_reduction
@@ -238,7 +237,8 @@ class WarnedArgument(Rule):
         if not (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super"
                 and ctx.resolves_to(receiver.func) in (None, "super", "builtins.super")):
             return
-        cls = _enclosing(ctx, call, (ast.ClassDef,))
+        # The class around the call: the walker's scope says (a class's header is walked in the scope outside it).
+        cls = ctx.statement if type(ctx.statement) is ast.ClassDef else ctx.scopes.enclosing_class(ctx.scope)
         if cls is None or len(cls.bases) != 1 or not isinstance(cls.bases[0], (ast.Name, ast.Attribute)):
             return  # several bases: which __init__ super() reaches depends on the MRO
         qualname = ctx.resolves_to(cls.bases[0])
@@ -395,41 +395,82 @@ def _target_key(node: ast.AST):
 
 
 def _assignments(ctx, key) -> tuple[list[ast.expr], bool]:
-    """What ``_receiver_class`` reads of the file for one target key (once per key and file, not once per
-    method call): the values of the ``=`` statements with a top-level target of that key, and whether the key
-    is bound another way (anywhere in the target of an annotated or augmented assignment or a ``for`` loop, or
-    anywhere in a ``with`` statement: then no single class is known). Every node looked for is a statement, so
-    only statement lists are walked, and only the statements whose lines hold the key's name are entered
-    (syntax.mention_test): a target is written on its statement's lines."""
-    known = ctx.memo.setdefault("TP209 assignments", {})
-    found = known.get(key)
-    if found is not None:
-        return found
-    mentions = mention_test(ctx.text, {key if type(key) is str else key[1]}, ctx.locator)
-    values: list[ast.expr] = []
-    found = (values, False)
-    blocks = [ctx.tree.body]
+    """What ``_receiver_class`` reads of the file for one target key: the values of the ``=`` statements with a
+    top-level target of that key, and whether the key is bound another way (anywhere in the target of an
+    annotated or augmented assignment or a ``for`` loop, or anywhere in a ``with`` statement: then no single
+    class is known). Read for every key at once, the first time a file asks (``_assignment_index``)."""
+    index = ctx.memo.get("TP209 assignments")
+    if index is None:
+        index = ctx.memo["TP209 assignments"] = _assignment_index(ctx.tree)
+    values, elsewhere = index
+    if key in elsewhere:
+        return [], True
+    return values.get(key, []), False
+
+
+def _assignment_index(tree: ast.Module) -> tuple[dict, set]:
+    """For ``_assignments``: each target key's ``=`` values, and the keys bound another way. Every node looked
+    for is a statement, so only statement lists are walked (a method call's receiver asks about one key, and a
+    file's calls about many: one walk of the statements serves them all). Every key written in a ``with``
+    statement is bound another way, so its body is not entered."""
+    values: dict = {}
+    elsewhere: set = set()
+    blocks = [tree.body]
     while blocks:
         for node in blocks.pop():
-            if not mentions(node):
-                continue
             kind = type(node)
             if kind is ast.Assign:
-                if any(_target_key(target) == key for target in node.targets):
-                    values.append(node.value)
-            elif kind in (ast.AnnAssign, ast.AugAssign, ast.For, ast.With) and any(
-                    _target_key(inner) == key for inner in ast.walk(node.target if kind is not ast.With else node)):
-                found = ([], True)
-                blocks.clear()
-                break
-            for field in ("body", "orelse", "finalbody"):
-                inner = getattr(node, field, None)
-                if type(inner) is list and inner and isinstance(inner[0], ast.stmt):
+                for key in {_target_key(target) for target in node.targets}:
+                    values.setdefault(key, []).append(node.value)
+                continue
+            if kind is ast.With:
+                _add_keys_in(node, elsewhere)
+                continue
+            if kind is ast.AnnAssign or kind is ast.AugAssign or kind is ast.For:
+                _add_keys_in(node.target, elsewhere)
+            for field in _STATEMENT_LISTS.get(kind, ()):
+                inner = getattr(node, field)
+                if inner:
                     blocks.append(inner)
-            for holder in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
-                blocks.append(holder.body)
-    known[key] = found
-    return found
+            if kind in _HOLDERS:
+                blocks.extend(holder.body for holder in getattr(node, _HOLDERS[kind]))
+    values.pop(None, None)
+    elsewhere.discard(None)
+    return values, elsewhere
+
+
+def _add_keys_in(node: ast.AST, keys: set) -> None:
+    """Adds the ``_target_key`` of every node under ``node`` (itself included) to ``keys``: what
+    ``{_target_key(n) for n in ast.walk(node)} - {None}`` gives, without a generator per node."""
+    stack = [node]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        kind = type(node)
+        if kind is ast.Name:
+            keys.add(node.id)
+            continue
+        if kind is ast.Constant:
+            continue
+        if kind is ast.Attribute and type(node.value) is ast.Name and node.value.id == "self":
+            keys.add(("self", node.attr))
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                stack.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                push(value)
+
+
+#: The statement lists of each kind of statement that holds some (``handlers`` and ``cases`` hold more).
+_STATEMENT_LISTS = {
+    ast.FunctionDef: ("body",), ast.AsyncFunctionDef: ("body",), ast.ClassDef: ("body",),
+    ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"), ast.While: ("body", "orelse"),
+    ast.If: ("body", "orelse"), ast.AsyncWith: ("body",), ast.Try: ("body", "orelse", "finalbody"),
+    **({ast.TryStar: ("body", "orelse", "finalbody")} if hasattr(ast, "TryStar") else {}),
+}
+#: The statements whose handlers or cases hold statement lists (``body``).
+_HOLDERS = {ast.Try: "handlers", ast.Match: "cases", **({ast.TryStar: "handlers"} if hasattr(ast, "TryStar") else {})}
 
 
 def _module_calls(ctx, construction: ast.Call, qualname: str) -> list[ast.Call]:
