@@ -79,4 +79,5 @@ def _is_called(ctx, node) -> bool:
     statement = ctx.statement
     if statement is None or isinstance(node, ast.alias):
         return False
-    return any(isinstance(candidate, ast.Call) and candidate.func is node for candidate in ast.walk(statement))
+    parent = ctx.parent_of(node)
+    return isinstance(parent, ast.Call) and parent.func is node
