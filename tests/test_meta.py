@@ -60,10 +60,11 @@ def test_committed_docs_are_fresh():
 # -- layout: imports run one way (frontends → engine → rules → the shared modules) ---------------------------
 #: What rules and the engine both use; these import only each other (and the standard library, packaging).
 SHARED = ("torchpatch.findings", "torchpatch.syntax", "torchpatch.dependency_files", "torchpatch.versions",
-          "torchpatch.platform_facts", "torchpatch._hashing", "torchpatch._gunzip", "torchpatch.dependency_names")
+          "torchpatch.platform_facts", "torchpatch._hashing", "torchpatch._gunzip", "torchpatch.dependency_names",
+          "torchpatch._record")
 #: Everything but the front ends (and ``python -m torchpatch``, which starts the CLI).
 CORE = ("engine", "rules", "audit", "doctor", "output", "knowledge", "docs", "versions", "platform_facts",
-        "syntax", "findings", "dependency_files", "_hashing", "_gunzip", "dependency_names")
+        "syntax", "findings", "dependency_files", "_hashing", "_gunzip", "dependency_names", "_record")
 
 
 def _module_name(path: Path, root: Path = PACKAGE.parent) -> str:

@@ -8,8 +8,9 @@ protocols below; rules are written against the protocols.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from torchpatch._record import FrozenRecord, Record
 
 if TYPE_CHECKING:
     from torchpatch.versions import Version
@@ -18,48 +19,59 @@ SAFE = "safe"
 UNSAFE = "unsafe"
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(FrozenRecord):
     """Replace text[start:end] (character offsets) with content."""
 
-    start: int
-    end: int
-    content: str
+    __slots__ = ("start", "end", "content")
+    _fields = ("start", "end", "content")
+
+    def __init__(self, start: int, end: int, content: str) -> None:
+        set_field = object.__setattr__
+        set_field(self, "start", start)
+        set_field(self, "end", end)
+        set_field(self, "content", content)
+
+    def __reduce__(self):
+        return Edit, (self.start, self.end, self.content)
 
 
-@dataclass
-class Fix:
+class Fix(Record):
     """A fix: what it does, in words, and the edits that make it."""
 
-    message: str
-    edits: list[Edit]
-    applicability: str  # SAFE or UNSAFE
-    # Names the fix stopped using: their imports are removed afterwards if nothing else uses them.
-    obsolete_names: tuple[str, ...] = ()
-    # The removal of an import that only this fix and ``joint_fixes`` together leave unused: ``--fix`` makes
-    # these edits only when it applies all of them in one pass (so ``edits`` alone stay a complete fix).
-    joint_edits: list[Edit] = field(default_factory=list)
-    joint_fixes: list["Fix"] = field(default_factory=list, repr=False, compare=False)
+    _fields = ("message", "edits", "applicability", "obsolete_names", "joint_edits", "joint_fixes")
+    _not_compared = _not_shown = frozenset({"joint_fixes"})
 
-    def __post_init__(self) -> None:
+    def __init__(self, message: str, edits: list[Edit], applicability: str, obsolete_names: tuple[str, ...] = (),
+                 joint_edits: list[Edit] | None = None, joint_fixes: list[Fix] | None = None) -> None:
+        self.message = message
         # Two parts of one fix may plan the same import: apply_edits applies equal edits once, so the fix
         # lists them once too (JSON and editor clients apply what is listed).
-        self.edits = list(dict.fromkeys(self.edits))
+        self.edits = list(dict.fromkeys(edits))
+        self.applicability = applicability  # SAFE or UNSAFE
+        # Names the fix stopped using: their imports are removed afterwards if nothing else uses them.
+        self.obsolete_names = obsolete_names
+        # The removal of an import that only this fix and ``joint_fixes`` together leave unused: ``--fix`` makes
+        # these edits only when it applies all of them in one pass (so ``edits`` alone stay a complete fix).
+        self.joint_edits = [] if joint_edits is None else joint_edits
+        self.joint_fixes = [] if joint_fixes is None else joint_fixes
 
 
-@dataclass
-class Diagnostic:
+class Diagnostic(Record):
     """A finding as a rule reports it: the code, the message, where, and the fix if any."""
 
-    code: str
-    name: str
-    message: str
-    start: int  # character offsets into the checked text
-    end: int
-    fix: Fix | None = None
-    rule: Any = None  # the torchpatch.rules.base.Rule that reported it
-    # Why the rule's fix is not offered (its result would not parse); ``fix`` is then None.
-    fix_unavailable: str | None = None
+    _fields = ("code", "name", "message", "start", "end", "fix", "rule", "fix_unavailable")
+
+    def __init__(self, code: str, name: str, message: str, start: int, end: int, fix: Fix | None = None,
+                 rule: Any = None, fix_unavailable: str | None = None) -> None:
+        self.code = code
+        self.name = name
+        self.message = message
+        self.start = start  # character offsets into the checked text
+        self.end = end
+        self.fix = fix
+        self.rule = rule  # the torchpatch.rules.base.Rule that reported it
+        # Why the rule's fix is not offered (its result would not parse); ``fix`` is then None.
+        self.fix_unavailable = fix_unavailable
 
 
 class Reference(Protocol):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from torchpatch._record import Record
 from torchpatch.engine.candidates import (Mentions, bound_qualnames, nothing_to_walk, rows_of, watched_mentions,
                                           word_offsets_of)
 from torchpatch.engine.guards import (BODY_IS_OLD, BOTH, ELSE_IS_OLD, getattr_fallback, handler_is_fallback,
@@ -32,16 +32,19 @@ EAGER_SUBMODULES = frozenset({
 })
 
 
-@dataclass
-class Reference:
+class Reference(Record):
     """A Name/Attribute chain (or an import) that resolves to a watched qualified name."""
 
-    node: ast.AST  # the expression node of this prefix of the chain, or the ast.alias of an import
-    qualname: str
-    scope: Scope
-    statement: ast.stmt
-    in_import: bool = False  # the name appears in an import statement
-    module_node: ast.ImportFrom | None = None  # for ``from M import x``: the statement, when the match is M
+    _fields = ("node", "qualname", "scope", "statement", "in_import", "module_node")
+
+    def __init__(self, node: ast.AST, qualname: str, scope: Scope, statement: ast.stmt, in_import: bool = False,
+                 module_node: ast.ImportFrom | None = None) -> None:
+        self.node = node  # the expression node of this prefix of the chain, or the ast.alias of an import
+        self.qualname = qualname
+        self.scope = scope
+        self.statement = statement
+        self.in_import = in_import  # the name appears in an import statement
+        self.module_node = module_node  # for ``from M import x``: the statement, when the match is M
 
 
 class Context:

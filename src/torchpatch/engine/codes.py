@@ -3,13 +3,12 @@ gave at run time that no static rule covers) and TP100 (an unused ``# noqa``). T
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from torchpatch._record import FrozenRecord
 from torchpatch.rules.base import DOCS_URL
 
 
-@dataclass(frozen=True)
-class EngineCode:
+class EngineCode(FrozenRecord):
     """A code the engine reports itself, with the text of its docs page."""
 
     code: str

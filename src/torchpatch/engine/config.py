@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from torchpatch._record import FrozenRecord
 from torchpatch.dependency_names import tomllib
 from torchpatch.engine.settings import SelectionError, Settings
 from torchpatch.versions import KNOWN_RELEASES, OLDEST_KNOWN, Version
@@ -16,8 +16,7 @@ if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(FrozenRecord):
     """One configuration key, as `[tool.torchpatch]` and torchpatch.toml take it (the settings reference is
     generated from these)."""
 
@@ -299,8 +298,7 @@ def _torch_specifiers(spans, path: Path, versioned_only: bool = False) -> list[t
 
 # -- the settings that apply to each file -------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Overrides:
+class Overrides(FrozenRecord):
     """What the command line says; it wins over every configuration file."""
 
     select: tuple[str, ...] | None = None

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from torchpatch._record import Record
 from torchpatch.dependency_names import is_dependency_file
 
 if TYPE_CHECKING:
@@ -34,8 +34,7 @@ def compile_patterns(patterns: Iterable[str]) -> pathspec.PathSpec:
     return pathspec.PathSpec.from_lines("gitignore", [p for p in patterns if p.strip()])
 
 
-@dataclass
-class FileFilter:
+class FileFilter(Record):
     """The exclude patterns of one configuration, matched relative to its project root."""
 
     root: Path
@@ -89,8 +88,7 @@ class FileFilter:
         return self._spec.match_file(relative + "/" if is_dir else relative)
 
 
-@dataclass
-class _IgnoreFile:
+class _IgnoreFile(Record):
     """One .gitignore or .ignore file: its folder and its patterns."""
 
     folder: Path

@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
+
+from torchpatch._record import Record
 
 BODY_IS_OLD = "body"  # the if-branch runs on old releases (``if version < 2.4:``)
 ELSE_IS_OLD = "else"  # the else-branch does (``if version >= 2.4:``, ``if hasattr(torch, "compile"):``)
@@ -171,8 +172,7 @@ def name_role(name: str) -> str | None:
     return None
 
 
-@dataclass
-class GuardFacts:
+class GuardFacts(Record):
     """What the classifier may ask about the file.
 
     ``qualname(expr)``: the torch name an expression refers to (None when it is not torch);
@@ -180,15 +180,26 @@ class GuardFacts:
     ``imported``: names bound by an import (their definition is elsewhere).
     """
 
-    qualname: Callable[[ast.expr], str | None]
-    definitions: dict[str, list[tuple[str, ast.expr]]] = field(default_factory=dict)
-    imported: frozenset[str] = frozenset()
-    #: The function whose body is asked about: a name it assigns is its own local (captum 0.9:
-    #: ``version = parse_version(torch.__version__)`` then ``if version < (2, 0, 0):``).
-    function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-    _assigned: dict[str, list[tuple[str, ast.expr]]] = field(default_factory=dict, init=False, repr=False)
-    _reads_version: dict[str, bool] = field(default_factory=dict, init=False, repr=False)
-    _local: dict[str, list[tuple[str, ast.expr]] | None] | None = field(default=None, init=False, repr=False)
+    _fields = ("qualname", "definitions", "imported", "function", "_assigned", "_reads_version", "_local",
+               "local_values")
+    _not_shown = frozenset({"_assigned", "_reads_version", "_local"})
+
+    def __init__(self, qualname: Callable[[ast.expr], str | None],
+                 definitions: dict[str, list[tuple[str, ast.expr]]] | None = None, imported: frozenset[str] = frozenset(),
+                 function: ast.FunctionDef | ast.AsyncFunctionDef | None = None,
+                 local_values: Callable[[str], list[ast.expr | None] | None] | None = None) -> None:
+        self.qualname = qualname
+        self.definitions = {} if definitions is None else definitions
+        self.imported = imported
+        #: The function whose body is asked about: a name it assigns is its own local (captum 0.9:
+        #: ``version = parse_version(torch.__version__)`` then ``if version < (2, 0, 0):``).
+        self.function = function
+        self._assigned: dict[str, list[tuple[str, ast.expr]]] = {}
+        self._reads_version: dict[str, bool] = {}
+        self._local: dict[str, list[tuple[str, ast.expr]] | None] | None = None
+        #: In a function: the values a local name is assigned (None for a binding that is no plain
+        #: ``name = value``, such as a parameter); None when the function does not bind the name.
+        self.local_values = local_values
 
     def local_definitions(self, name: str) -> list[tuple[str, ast.expr]] | None:
         """How the function assigns ``name`` (None when it is not one of its locals)."""
@@ -220,10 +231,6 @@ class GuardFacts:
         self._reads_version[name] = False
         answer = self._reads_version[name] = any(_reads_torch_version(value, self) for _, value in values)
         return answer
-
-    #: In a function: the values a local name is assigned (None for a binding that is no plain
-    #: ``name = value``, such as a parameter); None when the function does not bind the name.
-    local_values: Callable[[str], list[ast.expr | None] | None] | None = None
 
     def is_torch(self, expr: ast.expr) -> bool:
         return self.torch_name(expr) is not None

@@ -12,10 +12,10 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
+from torchpatch._record import FrozenRecord
 from torchpatch.engine.results import FileResult
 from torchpatch.engine.settings import Settings
 
@@ -37,8 +37,7 @@ MIN_BYTES_PER_SPAWNED_WORKER = 4 * 1024 * 1024
 _GC_GROWTH = 100_000
 
 
-@dataclass(frozen=True)
-class Mode:
+class Mode(FrozenRecord):
     """How files are checked: fixing or not, unsafe fixes, TODO lines."""
 
     fix: bool = False

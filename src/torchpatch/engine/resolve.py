@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 import bisect
-from dataclasses import dataclass, field
 from typing import Callable
 
+from torchpatch._record import Record
 from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, GuardFacts, module_definitions, old_branch
 
 #: Imports from these packages are tracked; everything else is ignored as early as possible.
@@ -18,33 +18,44 @@ _FALLBACK_EXCEPTIONS = frozenset({"ImportError", "ModuleNotFoundError", "Attribu
 _MAX_ALIAS_DEPTH = 16
 
 
-@dataclass(slots=True)  # one per name binding of the file: slots make them cheaper to build and smaller
-class Binding:
+class Binding(Record):
     """One assignment of a name: to a qualified name, to an alias expression, or to something unknown."""
 
-    name: str
-    position: Position  # where the binding takes effect (the end of its statement)
-    qualname: str | None = None
-    alias_of: ast.expr | None = None  # ``fn = torch.load`` keeps the expression, resolved lazily
-    scope: "Scope | None" = None
-    fallback: bool = False  # made inside ``except ImportError:`` — the path old releases take
-    conditional: bool = False  # made in a branch, loop or handler: it may or may not have run
-    import_node: ast.stmt | None = None
-    import_alias: ast.alias | None = None
-    star: bool = False  # bound by ``from torch.M import *`` (the names come from the star-export table)
-    serial: int = 0  # the order in which pass 1 made it (0: an argument); see ScopeTree._materialize
+    # One per name binding of the file: slots make them cheaper to build and smaller.
+    __slots__ = _fields = ("name", "position", "qualname", "alias_of", "scope", "fallback", "conditional",
+                           "import_node", "import_alias", "star", "serial")
+
+    def __init__(self, name: str, position: Position, qualname: str | None = None, alias_of: ast.expr | None = None,
+                 scope: Scope | None = None, fallback: bool = False, conditional: bool = False,
+                 import_node: ast.stmt | None = None, import_alias: ast.alias | None = None, star: bool = False,
+                 serial: int = 0) -> None:
+        self.name = name
+        self.position = position  # where the binding takes effect (the end of its statement)
+        self.qualname = qualname
+        self.alias_of = alias_of  # ``fn = torch.load`` keeps the expression, resolved lazily
+        self.scope = scope
+        self.fallback = fallback  # made inside ``except ImportError:`` — the path old releases take
+        self.conditional = conditional  # made in a branch, loop or handler: it may or may not have run
+        self.import_node = import_node
+        self.import_alias = import_alias
+        self.star = star  # bound by ``from torch.M import *`` (the names come from the star-export table)
+        self.serial = serial  # the order in which pass 1 made it (0: an argument); see ScopeTree._materialize
 
 
-@dataclass(slots=True)
-class Scope:
-    kind: str  # module, class, function
-    parent: "Scope | None"
-    bindings: dict[str, list[Binding]] = field(default_factory=dict)
-    global_names: set[str] = field(default_factory=set)
-    nonlocal_names: set[str] = field(default_factory=set)
-    # A function pass 1 has not visited yet (its arguments and body): (the FunctionDef, the last serial then,
-    # the fallback depth, the conditional depth).
-    pending: tuple | None = None
+class Scope(Record):
+    __slots__ = _fields = ("kind", "parent", "bindings", "global_names", "nonlocal_names", "pending")
+
+    def __init__(self, kind: str, parent: Scope | None, bindings: dict[str, list[Binding]] | None = None,
+                 global_names: set[str] | None = None, nonlocal_names: set[str] | None = None,
+                 pending: tuple | None = None) -> None:
+        self.kind = kind  # module, class, function
+        self.parent = parent
+        self.bindings = {} if bindings is None else bindings
+        self.global_names = set() if global_names is None else global_names
+        self.nonlocal_names = set() if nonlocal_names is None else nonlocal_names
+        # A function pass 1 has not visited yet (its arguments and body): (the FunctionDef, the last serial then,
+        # the fallback depth, the conditional depth).
+        self.pending = pending
 
     def bind(self, binding: Binding) -> None:
         binding.scope = self

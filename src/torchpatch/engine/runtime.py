@@ -118,11 +118,14 @@ class RuntimeInfo:
         return entry
 
 
-@dataclass
 class RuntimeFinding(Finding):
     """A finding that a run of the code confirmed (a static rule's) or found alone (TP002)."""
 
-    runtime: RuntimeInfo | None = None
+    _fields = (*Finding._fields, "runtime")
+
+    def __init__(self, *args, runtime: RuntimeInfo | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.runtime = runtime
 
 
 def _words(text: str) -> set[str]:
@@ -166,7 +169,7 @@ def _runtime_finding(hit_group: list[WarningHit], path: Path, lines: list[str]) 
 
 
 def _confirmed(finding: Finding, hit_group: list[WarningHit]) -> RuntimeFinding:
-    values = {f.name: getattr(finding, f.name) for f in fields(Finding)}
+    values = {name: getattr(finding, name) for name in Finding._fields}
     return RuntimeFinding(**values, runtime=RuntimeInfo(hit_group))
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from torchpatch._record import Record
 from torchpatch.engine.codes import UNUSED_NOQA
 from torchpatch.rules._manifest import LazyRule, RuleFacts, rule_facts
 from torchpatch.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version
@@ -65,26 +65,36 @@ _NOT_IN_RESULT_KEY = frozenset({"target", "min_torch", "select", "extend_select"
                                 "command_line_extend_select", "command_line_ignore", "config_path", "key_sources"})
 
 
-@dataclass
-class Settings:
+class Settings(Record):
     """What applies to one file: the releases, the selected codes, the excludes and ignores."""
 
-    target: Version = NEWEST_KNOWN
-    min_torch: Version = OLDEST_KNOWN
-    min_torch_source: str = "default"
-    select: list[str] | None = None
-    extend_select: list[str] = field(default_factory=list)
-    ignore: list[str] = field(default_factory=list)
-    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
-    exclude: list[str] | None = None
-    extend_exclude: list[str] = field(default_factory=list)
-    project_root: Path | None = None
-    #: The command line's layer, applied after the configuration's (ruff's order): its --extend-select
-    #: re-enables what the file ignores. Empty when --select was given (the selection then starts anew).
-    command_line_extend_select: list[str] = field(default_factory=list)
-    command_line_ignore: list[str] = field(default_factory=list)
-    config_path: Path | None = None  # the configuration file these settings come from, if any
-    key_sources: dict[str, str] = field(default_factory=dict)  # configuration key → the file that set it
+    _fields = ("target", "min_torch", "min_torch_source", "select", "extend_select", "ignore", "per_file_ignores",
+               "exclude", "extend_exclude", "project_root", "command_line_extend_select", "command_line_ignore",
+               "config_path", "key_sources")
+
+    def __init__(self, target: Version = NEWEST_KNOWN, min_torch: Version = OLDEST_KNOWN,
+                 min_torch_source: str = "default", select: list[str] | None = None,
+                 extend_select: list[str] | None = None, ignore: list[str] | None = None,
+                 per_file_ignores: dict[str, list[str]] | None = None, exclude: list[str] | None = None,
+                 extend_exclude: list[str] | None = None, project_root: Path | None = None,
+                 command_line_extend_select: list[str] | None = None, command_line_ignore: list[str] | None = None,
+                 config_path: Path | None = None, key_sources: dict[str, str] | None = None) -> None:
+        self.target = target
+        self.min_torch = min_torch
+        self.min_torch_source = min_torch_source
+        self.select = select
+        self.extend_select = [] if extend_select is None else extend_select
+        self.ignore = [] if ignore is None else ignore
+        self.per_file_ignores = {} if per_file_ignores is None else per_file_ignores
+        self.exclude = exclude
+        self.extend_exclude = [] if extend_exclude is None else extend_exclude
+        self.project_root = project_root
+        #: The command line's layer, applied after the configuration's (ruff's order): its --extend-select
+        #: re-enables what the file ignores. Empty when --select was given (the selection then starts anew).
+        self.command_line_extend_select = [] if command_line_extend_select is None else command_line_extend_select
+        self.command_line_ignore = [] if command_line_ignore is None else command_line_ignore
+        self.config_path = config_path  # the configuration file these settings come from, if any
+        self.key_sources = {} if key_sources is None else key_sources  # configuration key → the file that set it
 
     def enabled_codes(self) -> frozenset[str]:
         cached = self.__dict__.get("_enabled_codes")
@@ -131,7 +141,7 @@ class Settings:
     def result_key(self, path: Path) -> str:
         """Everything in these settings that can change one file's findings, as text (for the cache): the
         file's enabled codes stand for the selection fields, and any field added later is included as is."""
-        others = [f"{name}={getattr(self, name)!r}" for name in sorted(self.__dataclass_fields__)
+        others = [f"{name}={getattr(self, name)!r}" for name in sorted(self._fields)
                   if name not in _NOT_IN_RESULT_KEY]
         return "|".join([str(self.target), str(self.min_torch), ",".join(sorted(self.codes_for(path))), *others])
 

@@ -9,8 +9,9 @@ import json
 from itertools import accumulate
 import re
 import tokenize
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from torchpatch._record import Record
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -73,28 +74,33 @@ class Locator:
         return self.text[start:end].rstrip("\r\n")
 
 
-@dataclass
-class Cell:
+class Cell(Record):
     """One code cell of a notebook, placed in the notebook's combined Python text."""
 
-    index: int  # 0-based index in the notebook's cells
-    number: int  # 1-based among all cells, as Jupyter shows it
-    first_row: int  # 1-based row of the cell's first line in the combined text
-    row_count: int
-    original_lines: list[str]  # the cell's source lines as stored (magics included)
+    _fields = ("index", "number", "first_row", "row_count", "original_lines")
+
+    def __init__(self, index: int, number: int, first_row: int, row_count: int, original_lines: list[str]) -> None:
+        self.index = index  # 0-based index in the notebook's cells
+        self.number = number  # 1-based among all cells, as Jupyter shows it
+        self.first_row = first_row  # 1-based row of the cell's first line in the combined text
+        self.row_count = row_count
+        self.original_lines = original_lines  # the cell's source lines as stored (magics included)
 
 
-@dataclass
-class Source:
+class Source(Record):
     """A file's text as torchpatch sees it, and what is needed to write it back unchanged."""
 
-    path: Path
-    text: str  # Python text (for notebooks: code cells joined, magics blanked)
-    encoding: str = "utf-8"
-    bom: bool = False
-    cells: list[Cell] = field(default_factory=list)
-    notebook: dict | None = None
-    notebook_raw: str | None = None
+    _fields = ("path", "text", "encoding", "bom", "cells", "notebook", "notebook_raw")
+
+    def __init__(self, path: Path, text: str, encoding: str = "utf-8", bom: bool = False,
+                 cells: list[Cell] | None = None, notebook: dict | None = None, notebook_raw: str | None = None) -> None:
+        self.path = path
+        self.text = text  # Python text (for notebooks: code cells joined, magics blanked)
+        self.encoding = encoding
+        self.bom = bom
+        self.cells = [] if cells is None else cells
+        self.notebook = notebook
+        self.notebook_raw = notebook_raw
 
     @property
     def is_notebook(self) -> bool:

@@ -286,7 +286,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _with_warnings_log(args: argparse.Namespace, report: "_Report") -> None:
     """``--from-warnings LOG``: the log's torch warnings join the findings (a line found both ways is one)."""
-    from dataclasses import replace
 
     from torchpatch.engine.runtime import attribute
     from torchpatch.engine.warnings_log import LogError, read_log
@@ -297,7 +296,7 @@ def _with_warnings_log(args: argparse.Namespace, report: "_Report") -> None:
         raise _usage_error(f"--from-warnings {error}") from None
     # Every rule may cover a warning unless --select narrows them (as the plugin's report does).
     overrides = overrides_from(args)
-    overrides = replace(overrides, select=overrides.select or ("ALL",), ignore=(*overrides.ignore, "TP100"))
+    overrides = overrides.replace(select=overrides.select or ("ALL",), ignore=(*overrides.ignore, "TP100"))
     try:
         runtime_resolver = SettingsResolver(overrides)
     except ConfigError as error:

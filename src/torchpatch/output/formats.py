@@ -11,13 +11,13 @@ import json
 import os
 import re
 from collections import Counter
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Iterator
 from urllib.parse import quote
 
 from torchpatch import __version__
+from torchpatch._record import FrozenRecord, Record
 from torchpatch.engine.codes import ENGINE_CODES, FILE_NOT_CHECKED, UNUSED_NOQA
 from torchpatch.engine.results import FileResult, Finding, fix_allowed
 from torchpatch.engine.source import Locator
@@ -99,8 +99,7 @@ def _where(finding: Finding) -> str:
     return f"{display_path(finding.path)}:{cell}{finding.row}:{finding.column + 1}"
 
 
-@dataclass
-class Unreadable:
+class Unreadable(Record):
     """A file that could not be checked, placed like a finding (its line when the reason names one)."""
 
     path: Path
@@ -327,8 +326,7 @@ def render_step_summary(results: list[FileResult]) -> str:
 
 # -- sarif --------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class _Descriptor:
+class _Descriptor(FrozenRecord):
     """A code as the output formats describe it (the SARIF rule list)."""
 
     code: str

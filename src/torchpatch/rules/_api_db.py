@@ -18,18 +18,17 @@ newest patch of each). It keeps only what changes across those releases:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from torchpatch._gunzip import gunzip
+from torchpatch._record import FrozenRecord
 from torchpatch.versions import Version
 
 DB_PATH = Path(__file__).with_name("data") / "api_db.json.gz"
 
 
-@dataclass(frozen=True)
-class Removal:
+class Removal(FrozenRecord):
     """An API removed from torch, with the release and the replacement."""
 
     qualname: str
@@ -40,8 +39,7 @@ class Removal:
     first_in: Version | None = None  # the first release (2.4 …) that has the name
 
 
-@dataclass(frozen=True)
-class Deprecation:
+class Deprecation(FrozenRecord):
     """An API torch deprecates, with the release and the replacement."""
 
     qualname: str

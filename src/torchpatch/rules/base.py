@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import ast
-import inspect
-from dataclasses import dataclass
 from typing import ClassVar, Iterable
 
 # The findings a rule returns, and what it sees, live in torchpatch.findings (shared with the engine);
 # they are re-exported here, the rule author's import.
+from torchpatch._record import FrozenRecord
 from torchpatch.findings import SAFE, UNSAFE, Context, Diagnostic, Edit, Fix, Reference
 from torchpatch.versions import Version
 
@@ -18,8 +17,7 @@ __all__ = ["SAFE", "UNSAFE", "Context", "Diagnostic", "Edit", "Fix", "Invalid", 
 DOCS_URL = "https://github.com/torchpatch/torchpatch/blob/main/docs/rules/{name}.md"
 
 
-@dataclass(frozen=True)
-class Invalid:
+class Invalid(FrozenRecord):
     """An example the rule must flag; ``fixed`` is the exact text after ``--fix --unsafe-fixes``."""
 
     code: str
@@ -32,8 +30,7 @@ class Invalid:
     torch_warns: str | None = None
 
 
-@dataclass(frozen=True)
-class Valid:
+class Valid(FrozenRecord):
     """A rule's clean example: code it must not report (at ``min_torch`` when given)."""
 
     code: str
@@ -140,6 +137,8 @@ class Rule:
 
     @classmethod
     def prose(cls) -> str:
+        import inspect  # for the docs only: not imported by a check
+
         return inspect.cleandoc(cls.__doc__ or "")
 
     @classmethod

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import inspect
 import re
 import sys
 from functools import lru_cache
@@ -558,12 +557,24 @@ def _parameters_of_rules_watching(qualname: str) -> frozenset[str]:
                 or not prefixes & {*facts.calls, *facts.references_to}:
             continue
         try:
-            module = facts.__module__ if isinstance(facts, type) else facts.rule_class().__module__
-            source = inspect.getsource(sys.modules[module])
-        except (OSError, TypeError, KeyError):
+            source = _module_source(sys.modules[facts.__module__ if isinstance(facts, type)
+                                                else facts.rule_class().__module__])
+        except (OSError, ImportError, AttributeError, KeyError, UnicodeDecodeError):
+            source = None
+        if source is None:
             return frozenset({"*"})  # cannot tell: leave every warning of the name to that rule
         found.update(_QUOTED.findall(source))
     return frozenset(found)
+
+
+def _module_source(module) -> str | None:
+    """A module's source text, as inspect.getsource finds it (its ``.py`` file, else its loader's copy), without
+    importing inspect for a check."""
+    filename = getattr(module, "__file__", None) or ""
+    if filename.endswith(".py"):
+        with open(filename, encoding="utf-8") as stream:
+            return stream.read()
+    return module.__loader__.get_source(module.__name__)
 
 
 _QUOTED = re.compile(r"""["'`]([A-Za-z_][A-Za-z0-9_]*)["'`=]""")
