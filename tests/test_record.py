@@ -75,3 +75,28 @@ def test_written_init_classes_compare_show_and_travel():
     scope.bind(Binding("x", (1, 0)))
     assert "Scope(kind='module'" in repr(scope) and "scope=..." in repr(scope)  # a cycle is shown once
     assert not hasattr(scope, "__dict__") and not hasattr(Binding("x", (1, 0)), "__dict__")
+
+
+def test_encoding_is_read_as_tokenize_reads_it_without_importing_it():
+    """engine/source.py answers detect_encoding's question for UTF-8 files itself (issue 27: tokenize is a
+    millisecond of a one-file check); every other file is tokenize's to judge."""
+    import codecs
+    import io
+    import itertools
+    import tokenize
+
+    from torchpatch.engine.source import _encoding_without_cookie
+
+    lines = [b"", b"\n", b"x=1\n", b"# comment\n", b"  \t\n", b"# -*- coding: utf-8 -*-\n", b"# coding=utf8\n",
+             b"# coding: UTF_8\n", b"#coding:utf-8-unix\n", b"# vim: set fileencoding=latin-1 :\n", b"\xff\n",
+             b"\xc3\xa9 = 1\n", b"x = 'coding'\n", b"# coding: bogus\n", b"#!python\r# coding: latin-1\r",
+             b"\x0c# coding: utf-8\n"]
+    answered = 0
+    for first, second, third in itertools.product(lines, repeat=3):
+        for bom in (b"", codecs.BOM_UTF8):
+            data = bom + first + second + third
+            mine = _encoding_without_cookie(data, bool(bom))
+            if mine is not None:
+                answered += 1
+                assert mine == tokenize.detect_encoding(io.BytesIO(data).readline)[0], data
+    assert answered > 2000

@@ -355,7 +355,12 @@ class RuleIndex:
                 self.definitions.setdefault(name, []).append(rule)
         # What a chain must reach for a rule to see it, and every dotted start of those names (engine/candidates.py).
         self.watched = frozenset(self.calls) | frozenset(self.references)
-        self.watched_prefixes = frozenset(prefix for name in self.watched for prefix in _prefixes(name))
+        prefixes: set[str] = set()
+        for name in self.watched:
+            while name and name not in prefixes:  # a prefix already in holds its own prefixes too
+                prefixes.add(name)
+                name = name.rpartition(".")[0]
+        self.watched_prefixes = frozenset(prefixes)
 
     def method_offsets(self, text: str) -> list[int]:
         """The offsets of ``method_pattern``'s matches. One pass of the one pattern: the regex engine looks

@@ -20,10 +20,10 @@ from torchpatch.engine.settings import Settings, torchfix_redirects
 from torchpatch.engine.source import Locator, Source, UnreadableFile, read_source
 from torchpatch.engine.results import FileResult, Finding, fix_allowed  # noqa: F401  (defined there, used here)
 from torchpatch.findings import SAFE, Diagnostic, Edit, Fix
-from torchpatch.syntax import mention_test
+from torchpatch.syntax import LazyPattern, mention_test
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-_FILE_NOQA = re.compile(r"#\s*torchpatch:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_NOQA = LazyPattern(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_FILE_NOQA = LazyPattern(r"#\s*torchpatch:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _MAX_FIX_ROUNDS = 10
 _TORCH_HINT = "torch"
 

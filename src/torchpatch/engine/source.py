@@ -8,34 +8,34 @@ import io
 import json
 from itertools import accumulate
 import re
-import tokenize
 from pathlib import Path
 
 from torchpatch._record import Record
+from torchpatch.syntax import LazyPattern
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 # IPython syntax that is not Python: line magics, shell escapes, help requests.
-_MAGIC_LINE = re.compile(r"^\s*(?:[%!]|\?|[\w.]+\?\??\s*$)|^\s*[\w.,\s]+=\s*[%!]")
+_MAGIC_LINE = LazyPattern(r"^\s*(?:[%!]|\?|[\w.]+\?\??\s*$)|^\s*[\w.,\s]+=\s*[%!]")
 # IPython's automagic: a cell of one line whose first word names a line magic or a shell alias runs
 # that magic without `%` (InteractiveShell.transform_cell prefilters single-line cells only; the
 # posix aliases and the usual magics below are IPython 8's defaults). Used only when the line is not
 # Python, so `time = 3` or `run(x)` stay code.
-_AUTOMAGIC = re.compile(
+_AUTOMAGIC = LazyPattern(
     r"^\s*(?:cat|cd|clear|conda|cp|env|history|ldir|less|lf|lk|ll|load_ext|ls|lx|mamba|man|matplotlib|"
     r"micromamba|mkdir|more|mv|pip|popd|pushd|pwd|reload_ext|reset|rm|rmdir|run|set_env|time|timeit|"
     r"unload_ext|who|whos|xmode)(?:\s|$)"
 )
 # Cell magics whose body is not Python at all.
-_FOREIGN_CELL_MAGIC = re.compile(
+_FOREIGN_CELL_MAGIC = LazyPattern(
     r"^%%(?!time\b|timeit\b|capture\b|prun\b|debug\b|python\b|python3\b|markdown\b)\w+"
 )
 
 
 CELL_MARKER = "# torchpatch-cell:{index}"
 MAGIC_MARKER = "# torchpatch-magic:{index}:{line}"
-_CELL_MARKER_LINE = re.compile(r"^# torchpatch-cell:(\d+)$")
-_MAGIC_MARKER_LINE = re.compile(r"^\s*(?:pass  )?# torchpatch-magic:(\d+):(\d+)$")
+_CELL_MARKER_LINE = LazyPattern(r"^# torchpatch-cell:(\d+)$")
+_MAGIC_MARKER_LINE = LazyPattern(r"^\s*(?:pass  )?# torchpatch-magic:(\d+):(\d+)$")
 
 
 class UnreadableFile(Exception):
@@ -132,15 +132,61 @@ def read_source(path: Path, data: bytes | None = None) -> Source:
     return Source(path=path, text=text, encoding=encoding, bom=bom)
 
 
+def _encoding_without_cookie(data: bytes, bom: bool) -> str | None:
+    """What ``tokenize.detect_encoding`` answers for a UTF-8 file (no PEP 263 cookie, or one naming UTF-8, on
+    the lines it reads), without importing tokenize; None for any other file (ask detect_encoding)."""
+    default = "utf-8-sig" if bom else "utf-8"
+    stream = io.BytesIO(data)
+    first = stream.readline()
+    if bom:
+        first = first[len(codecs.BOM_UTF8):]
+    if not first:
+        return default
+    found = _names_utf8(first)
+    if found is None:
+        return None
+    stripped = first.lstrip(b" \t\f")
+    if found or stripped and stripped[:1] not in b"#\r\n":
+        return default  # the cookie, or code on the first line: detect_encoding reads no further
+    second = stream.readline()
+    if not second:
+        return default
+    return None if _names_utf8(second) is None else default
+
+
+#: PEP 263's cookie, as tokenize matches it.
+_COOKIE = LazyPattern(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.ASCII)
+
+
+def _names_utf8(line: bytes) -> bool | None:
+    """For one line detect_encoding reads: True when its cookie names UTF-8, False when it has none, None when
+    it names another encoding or is not UTF-8 (tokenize judges those)."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if "coding" not in text:
+        return False
+    match = _COOKIE.match(text)
+    if match is None:
+        return False
+    name = match.group(1)[:12].lower().replace("_", "-")  # tokenize's _get_normal_name
+    return True if name == "utf-8" or name.startswith("utf-8-") else None
+
+
 def decode_python(data: bytes) -> tuple[str, str, bool]:
     """Decode Python source the way the interpreter does (BOM, PEP 263 cookie), keeping line endings."""
     if b"\x00" in data[:8192]:
         raise UnreadableFile("binary file (contains NUL bytes)")
     bom = data.startswith(codecs.BOM_UTF8)
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as error:
-        raise UnreadableFile(f"bad encoding declaration: {error}") from None
+    encoding = _encoding_without_cookie(data, bom)
+    if encoding is None:
+        import tokenize  # a PEP 263 cookie (or a first line that is not UTF-8): the interpreter's reading of it
+
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError as error:
+            raise UnreadableFile(f"bad encoding declaration: {error}") from None
     body = data[len(codecs.BOM_UTF8):] if bom else data
     codec = "utf-8" if encoding == "utf-8-sig" else encoding
     try:
@@ -292,9 +338,9 @@ def notebook_with_text(source: Source, text: str) -> str | None:
 # A notebook is rewritten by replacing the JSON text of the changed cells' "source" values in the
 # raw file: every other byte (line endings, escapes such as \u001b, key order, indentation) stays.
 
-_WHITESPACE = re.compile(r"[ \t\r\n]*")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
+_WHITESPACE = LazyPattern(r"[ \t\r\n]*")
+_STRING = LazyPattern(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_SCALAR = LazyPattern(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
 
 
 class _Malformed(Exception):
