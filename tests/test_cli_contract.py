@@ -46,6 +46,21 @@ def test_a_broken_pipe_keeps_the_findings_exit_code(project):
     assert b"Traceback" not in stderr and b"BrokenPipeError" not in stderr
 
 
+def test_the_command_ends_at_once_after_a_check_with_its_output_and_exit_code(project):
+    """``python -m torchpatch check`` ends with os._exit once its output is flushed (issue 27: the interpreter's
+    teardown was a fifth of a one-file check): every finding line and the cache still get written."""
+    write(project / "many.py", "import torch\n" + 'torch.load("m.pt")\n' * 2000)  # output far beyond a buffer
+    env = {**os.environ, "NO_COLOR": "1", "TORCHPATCH_CACHE_DIR": str(project / "cache")}
+    run = subprocess.run([sys.executable, "-m", "torchpatch", "check", "--isolated", "--output-format", "concise",
+                          "many.py"], cwd=project, capture_output=True, env=env, timeout=120)
+    assert run.returncode == 1
+    assert run.stdout.count(b"TP301") == 2000 and run.stdout.rstrip().endswith(b"option.")
+    assert list((project / "cache").rglob("*.json"))  # written before the end
+    clean = subprocess.run([sys.executable, "-m", "torchpatch", "check", "--isolated", "--select", "TP301", "-"],
+                           cwd=project, input=b"x = 1\n", capture_output=True, env=env, timeout=120)
+    assert clean.returncode == 0 and b"All checks passed" in clean.stdout + clean.stderr
+
+
 def test_diff_exits_1_when_diffs_exist_or_findings_remain(project, capsys):
     fixable = write(project / "fixable.py", EXPORT)
     assert main(["check", "--isolated", *FIXABLE_FROM, "--diff", "fixable.py"]) == 1

@@ -1,7 +1,5 @@
 """Entry point for ``python -m torchpatch``."""
 
-import sys
+from torchpatch.frontends.cli import run_and_exit
 
-from torchpatch.frontends.cli import main
-
-sys.exit(main())
+run_and_exit()
