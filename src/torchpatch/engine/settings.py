@@ -141,9 +141,15 @@ class Settings(Record):
     def result_key(self, path: Path) -> str:
         """Everything in these settings that can change one file's findings, as text (for the cache): the
         file's enabled codes stand for the selection fields, and any field added later is included as is."""
+        codes = self.codes_for(path)
         others = [f"{name}={getattr(self, name)!r}" for name in sorted(self._fields)
                   if name not in _NOT_IN_RESULT_KEY]
-        return "|".join([str(self.target), str(self.min_torch), ",".join(sorted(self.codes_for(path))), *others])
+        known = self.__dict__.get("_result_key")  # every file of a folder without per-file ignores: one key
+        if known is not None and known[0] is codes and known[1] == (self.target, self.min_torch, others):
+            return known[2]
+        key = "|".join([str(self.target), str(self.min_torch), ",".join(sorted(codes)), *others])
+        self.__dict__["_result_key"] = (codes, (self.target, self.min_torch, others), key)
+        return key
 
     def __getstate__(self) -> dict:
         # Worker processes rebuild the rule indexes; only the plain fields travel.
