@@ -24,6 +24,29 @@ class LazyPattern:
         return getattr(self._compiled, name)
 
 
+def names_read_in(node: ast.AST) -> set[str]:
+    """The ids of every ``ast.Name`` under ``node`` (itself included): what ``ast.walk`` finds, without a
+    generator per node (about four times faster)."""
+    found: set[str] = set()
+    stack = [node]
+    pop, push, node_type = stack.pop, stack.append, ast.AST
+    while stack:
+        node = pop()
+        kind = type(node)
+        if kind is ast.Name:
+            found.add(node.id)
+            continue
+        if kind is ast.Constant:
+            continue
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                stack.extend(item for item in value if isinstance(item, node_type))
+            elif isinstance(value, node_type):
+                push(value)
+    return found
+
+
 def dotted_name(node: ast.AST) -> str | None:
     """``torch.cuda.amp`` for that chain of attributes on a name; None for anything else (calls, subscripts)."""
     parts = []

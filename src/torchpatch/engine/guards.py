@@ -43,6 +43,7 @@ from functools import lru_cache
 from typing import Callable
 
 from torchpatch._record import Record
+from torchpatch.syntax import names_read_in
 
 BODY_IS_OLD = "body"  # the if-branch runs on old releases (``if version < 2.4:``)
 ELSE_IS_OLD = "else"  # the else-branch does (``if version >= 2.4:``, ``if hasattr(torch, "compile"):``)
@@ -213,8 +214,7 @@ class GuardFacts(Record):
             return local[name]
         values = self._assigned.get(name)
         # ``flag = flag and x`` is left out: which binding of ``flag`` it reads is not followed.
-        if values is not None and any(type(node) is ast.Name and node.id == name
-                                      for _, value in values for node in ast.walk(value)):
+        if values is not None and any(name in names_read_in(value) for _, value in values):
             values = None
         local[name] = values
         return values
