@@ -113,3 +113,15 @@ def test_context_parent_of_deep_in_a_class_links_only_the_way_there() -> None:
     assert ctx.parent_of(call) is assignment
     assert ctx.parent_of(ctx.parent_of(assignment)) is tree.body[0]
     assert len(ctx._parents) < len(parent_links(tree)) / 5 and not ctx._whole_tree_linked
+
+
+@pytest.mark.parametrize("source", [SHAPES, FSTRINGS, (Path(__file__).parents[1] / "src" / "torchpatch" / "engine" / "guards.py").read_text()],
+                         ids=["shapes", "f-strings", "guards.py"])
+def test_names_read_in_finds_what_ast_walk_finds(source: str) -> None:
+    from torchpatch.syntax import names_read_in
+
+    tree = ast.parse(source)
+    assert names_read_in(tree) == {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    for statement in ast.walk(tree):
+        if isinstance(statement, ast.stmt):
+            assert names_read_in(statement) == {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
