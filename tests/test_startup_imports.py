@@ -73,7 +73,7 @@ def test_a_finding_imports_only_the_rules_that_watch_its_name(project, tmp_path_
     # What a plain one-file check no longer needs (issue 27): each is a few milliseconds of start-up.
     # dataclasses compiled each record class's methods at start-up (16 ms for 24 classes) and imported inspect.
     assert not {"argparse", "hashlib", "tomllib", "tempfile", "threading", "multiprocessing", "configparser",
-                "textwrap", "pkgutil", "gzip", "dataclasses", "inspect", "torchpatch.dependency_files",
+                "textwrap", "pkgutil", "gzip", "dataclasses", "inspect", "tokenize", "torchpatch.dependency_files",
                 "torchpatch.engine.cache", "torchpatch.frontends.executors.scan"} & set(modules)
 
 
