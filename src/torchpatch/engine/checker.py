@@ -491,6 +491,7 @@ _SIMPLE_STATEMENTS = frozenset({
 })
 _ASSIGNMENTS = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+_COMPREHENSION_KINDS = frozenset(_COMPREHENSIONS)
 
 
 class _Walker:
@@ -606,9 +607,11 @@ class _Walker:
         methods = self.index.methods
         references = self.index.references
         stack: list[tuple[ast.AST, Scope]] = [(root, scope)]
+        push = stack.append
         while stack:
             node, current = stack.pop()
-            if isinstance(node, ast.Call):
+            kind = type(node)  # parsed nodes are of the ast classes themselves: no isinstance chain
+            if kind is ast.Call:
                 func = node.func
                 if isinstance(func, (ast.Name, ast.Attribute)):
                     qualname = scopes.qualname(func, current)
@@ -642,18 +645,18 @@ class _Walker:
                     if type(func) is ast.Name and func.id == "getattr" else None
                 stack.extend((arg, current) for arg in node.args if arg is not fallback)
                 stack.extend((keyword.value, current) for keyword in node.keywords)
-            elif isinstance(node, (ast.Attribute, ast.Name)):
+            elif kind is ast.Attribute or kind is ast.Name:
                 chain: list[ast.AST] = []
                 base: ast.AST = node
                 while isinstance(base, ast.Attribute):
                     chain.append(base)
                     base = base.value
                 if isinstance(base, ast.Name):
-                    if references and (isinstance(getattr(node, "ctx", None), ast.Load) or isinstance(node, ast.Attribute)):
+                    if references and (kind is ast.Attribute or type(getattr(node, "ctx", None)) is ast.Load):
                         self._references_in_chain(base, chain, current, statement)
                 else:
                     stack.append((base, current))
-            elif isinstance(node, ast.IfExp):
+            elif kind is ast.IfExp:
                 old = old_branch(node.test, scopes.guard_facts(current))
                 if old is None:
                     stack.extend(((node.test, current), (node.body, current), (node.orelse, current)))
@@ -662,15 +665,15 @@ class _Walker:
                         stack.append((node.body, current))
                     if old not in (ELSE_IS_OLD, BOTH):
                         stack.append((node.orelse, current))
-            elif isinstance(node, ast.BoolOp):
+            elif kind is ast.BoolOp:
                 kept = operands_on_new_releases(node, scopes.guard_facts(current))
                 stack.extend((value, current) for value in node.values[:kept])
-            elif isinstance(node, ast.Lambda):
+            elif kind is ast.Lambda:
                 inner = Scope("function", current)
                 _bind_arguments(inner, node.args)
                 stack.append((node.body, inner))
                 stack.extend((d, current) for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None)
-            elif isinstance(node, _COMPREHENSIONS):
+            elif kind in _COMPREHENSION_KINDS:
                 inner = Scope("function", current)
                 for generator in node.generators:
                     for target_name in _names_in(generator.target):
@@ -678,15 +681,22 @@ class _Walker:
                 for generator in node.generators:
                     stack.append((generator.iter, current if generator is node.generators[0] else inner))
                     stack.extend((condition, inner) for condition in generator.ifs)
-                if isinstance(node, ast.DictComp):
+                if kind is ast.DictComp:
                     stack.append((node.key, inner))
                     stack.append((node.value, inner))
                 else:
                     stack.append((node.elt, inner))
-            elif isinstance(node, ast.Constant):
+            elif kind is ast.Constant:
                 continue
-            else:
-                stack.extend((child, current) for child in ast.iter_child_nodes(node))
+            else:  # ast.iter_child_nodes, without its generators; contexts and operators hold nothing to visit
+                for field in node._fields:
+                    if field in _SHARED_NODE_FIELDS:
+                        continue
+                    value = getattr(node, field, None)
+                    if type(value) is list:
+                        stack.extend((item, current) for item in value if isinstance(item, ast.AST))
+                    elif isinstance(value, ast.AST):
+                        push((value, current))
 
     def _attribute_assignments(self, node: ast.Assign | ast.AnnAssign | ast.AugAssign, scope: Scope) -> None:
         targets = node.targets if type(node) is ast.Assign else [node.target]
