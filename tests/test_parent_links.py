@@ -125,3 +125,27 @@ def test_names_read_in_finds_what_ast_walk_finds(source: str) -> None:
     for statement in ast.walk(tree):
         if isinstance(statement, ast.stmt):
             assert names_read_in(statement) == {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
+
+
+def test_receivers_walk_scope_yields_what_iter_child_nodes_gives_in_its_order() -> None:
+    """_receivers._walk_scope expands nodes through their fields (issue 27): the same nodes, in the same order, as
+    the ast.iter_child_nodes walk it replaced, for every scope of real code and of every kind of node."""
+    from torchpatch.rules._receivers import _walk_scope
+
+    def by_iter_child_nodes(scope_node, lambdas):
+        stack = list(ast.iter_child_nodes(scope_node))
+        while stack:
+            node = stack.pop()
+            yield node
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                    or isinstance(node, ast.Lambda) and not lambdas:
+                continue
+            stack.extend(ast.iter_child_nodes(node))
+
+    for source in (SHAPES, FSTRINGS, (Path(__file__).parents[1] / "src" / "torchpatch" / "engine" / "checker.py").read_text()):
+        tree = ast.parse(source)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                for lambdas in (False, True):
+                    expected, found = list(by_iter_child_nodes(node, lambdas)), list(_walk_scope(node, lambdas))
+                    assert len(found) == len(expected) and all(a is b for a, b in zip(found, expected))

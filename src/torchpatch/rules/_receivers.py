@@ -206,17 +206,26 @@ def _targets(node: ast.AST) -> list[ast.AST]:
     return []
 
 
+_OWN_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+
+
 def _walk_scope(scope_node: ast.AST, lambdas: bool = False) -> Iterator[ast.AST]:
     """The nodes of one scope: nested functions and classes are their own scopes (comprehensions are not, and
     with ``lambdas`` neither are lambdas' bodies)."""
     stack = list(ast.iter_child_nodes(scope_node))
+    extend, node_type = stack.extend, ast.AST
     while stack:
         node = stack.pop()
         yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                or isinstance(node, ast.Lambda) and not lambdas:
+        kind = type(node)
+        if kind in _OWN_SCOPES or kind is ast.Lambda and not lambdas:
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        for field in node._fields:  # ast.iter_child_nodes(node), in its order, without its generators
+            value = getattr(node, field, None)
+            if type(value) is list:
+                extend(item for item in value if isinstance(item, node_type))
+            elif isinstance(value, node_type):
+                extend((value,))
 
 
 def scopes_of(tree: ast.Module) -> Iterator[ast.AST]:
