@@ -72,7 +72,7 @@ class Context:
     def locator(self) -> Locator:
         """Built on first use: most files have no finding, and line tables cost time."""
         if self._locator is None:
-            self._locator = Locator(self.text)
+            self._locator = Locator.of(self.text)
         return self._locator
 
     def start(self, node: ast.AST) -> int:

@@ -127,7 +127,7 @@ def lint_text(text: str, path: Path, settings: Settings, locator: Locator | None
     diagnostics.sort(key=lambda d: (d.start, d.code))
     if not any(d.fix is not None for d in diagnostics):
         return diagnostics
-    locator = locator or Locator(text)
+    locator = locator or Locator.of(text)
     if any(d.fix is not None and d.fix.obsolete_names for d in diagnostics):
         _attach_import_removals(text, tree, diagnostics, locator)
     if cuts is not None:
@@ -431,7 +431,7 @@ def check_source(source: Source, settings: Settings, fix: bool = False, unsafe_f
     result.fixed_text = text
     if diagnostics:
         keep_complete_joint_removals(diagnostics)
-        locator = Locator(text)
+        locator = Locator.of(text)
         result.findings = [_place(diagnostic, locator, source, path) for diagnostic in diagnostics]
     return result
 
@@ -487,7 +487,7 @@ def _check_dependency_file(path: Path, settings: Settings, result: FileResult, d
         return result
     diagnostics = unsuppressed(text, sorted(diagnostics, key=lambda d: (d.start, d.code)), file_codes)
     if diagnostics:
-        locator = Locator(text)
+        locator = Locator.of(text)
         result.findings = [_place(diagnostic, locator, source, path) for diagnostic in diagnostics]
     return result
 
@@ -496,7 +496,7 @@ def unsuppressed(text: str, diagnostics: list[Diagnostic], file_codes: set[str])
     """The diagnostics that neither ``# noqa`` on their line nor a file-level noqa suppresses."""
     if not diagnostics:
         return diagnostics
-    locator = Locator(text)
+    locator = Locator.of(text)
     kept = []
     for diagnostic in diagnostics:
         if file_codes and _suppressed_by(diagnostic.code, file_codes):

@@ -42,6 +42,10 @@ class UnreadableFile(Exception):
     """A file that cannot be decoded or is not a valid notebook; the message is the reason."""
 
 
+#: The Locator that Locator.of made last (a one-element list: replaced whole, never mutated).
+_LAST_LOCATOR: list = [None]
+
+
 class Locator:
     """Converts between character offsets and (row, column): 1-based rows, 0-based character columns."""
 
@@ -51,6 +55,16 @@ class Locator:
             self.line_starts = [0] + [match.end() for match in _LINE_BREAK.finditer(text)]
         else:  # the same table, several times faster than the regular expression
             self.line_starts = [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
+
+    @classmethod
+    def of(cls, text: str) -> "Locator":
+        """The Locator of ``text``, shared by the steps that place one file's findings: the checker, the fixes,
+        ``noqa`` and the report each built one of the same text (the last one made is kept, matched by identity)."""
+        last = _LAST_LOCATOR[0]
+        if last is not None and last.text is text:
+            return last
+        made = _LAST_LOCATOR[0] = cls(text)
+        return made
 
     def offset(self, row: int, column: int) -> int:
         return self.line_starts[row - 1] + column
