@@ -100,3 +100,15 @@ def test_encoding_is_read_as_tokenize_reads_it_without_importing_it():
                 answered += 1
                 assert mine == tokenize.detect_encoding(io.BytesIO(data).readline)[0], data
     assert answered > 2000
+
+
+def test_locator_of_shares_one_line_table_per_text():
+    """Locator.of (issue 27): the steps that place one file's findings share its line table; another text,
+    even an equal one, gets its own."""
+    from torchpatch.engine.source import Locator
+
+    text = "import torch\nx = 1\r\ny = 2\n"
+    first = Locator.of(text)
+    assert Locator.of(text) is first and first.line_starts == Locator(text).line_starts
+    other = "".join(["import torch\n", "x = 1\r\ny = 2\n"])  # equal, not the same object
+    assert other == text and Locator.of(other) is not first and Locator.of(other).position(14) == (2, 1)
