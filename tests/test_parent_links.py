@@ -118,9 +118,10 @@ def test_context_parent_of_deep_in_a_class_links_only_the_way_there() -> None:
 @pytest.mark.parametrize("source", [SHAPES, FSTRINGS, (Path(__file__).parents[1] / "src" / "torchpatch" / "engine" / "guards.py").read_text()],
                          ids=["shapes", "f-strings", "guards.py"])
 def test_names_read_in_finds_what_ast_walk_finds(source: str) -> None:
-    from torchpatch.syntax import names_read_in
+    from torchpatch.syntax import names_read_in, nodes_under
 
     tree = ast.parse(source)
+    assert sorted(map(id, nodes_under(tree))) == sorted(map(id, ast.walk(tree)))  # the same nodes, each once
     assert names_read_in(tree) == {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
     for statement in ast.walk(tree):
         if isinstance(statement, ast.stmt):

@@ -24,20 +24,15 @@ class LazyPattern:
         return getattr(self._compiled, name)
 
 
-def names_read_in(node: ast.AST) -> set[str]:
-    """The ids of every ``ast.Name`` under ``node`` (itself included): what ``ast.walk`` finds, without a
+def nodes_under(node: ast.AST) -> list[ast.AST]:
+    """Every node under ``node`` (itself included): what ``ast.walk`` yields (in another order), without a
     generator per node (about four times faster)."""
-    found: set[str] = set()
+    found = []
     stack = [node]
     pop, push, node_type = stack.pop, stack.append, ast.AST
     while stack:
         node = pop()
-        kind = type(node)
-        if kind is ast.Name:
-            found.add(node.id)
-            continue
-        if kind is ast.Constant:
-            continue
+        found.append(node)
         for field in node._fields:
             value = getattr(node, field, None)
             if type(value) is list:
@@ -45,6 +40,11 @@ def names_read_in(node: ast.AST) -> set[str]:
             elif isinstance(value, node_type):
                 push(value)
     return found
+
+
+def names_read_in(node: ast.AST) -> set[str]:
+    """The ids of every ``ast.Name`` under ``node`` (itself included)."""
+    return {inner.id for inner in nodes_under(node) if type(inner) is ast.Name}
 
 
 def dotted_name(node: ast.AST) -> str | None:

@@ -12,6 +12,7 @@ from torchpatch.rules import _receivers, _warning_sites
 from torchpatch.rules._wheel_rules import _GENERIC_CODES, LazyNames, covered, keyword_changes_by_callable, shorten
 from torchpatch.rules.base import Invalid, Rule, Valid
 from torchpatch.rules.legacy_loss_reduction import is_legacy_reduction_warning, legacy_reduction
+from torchpatch.syntax import nodes_under
 from torchpatch.versions import Version, v
 
 #: Methods whose call shape alone names torch's method when the receiver's type is not known: the atoms
@@ -439,26 +440,8 @@ def _assignment_index(tree: ast.Module) -> tuple[dict, set]:
 
 
 def _add_keys_in(node: ast.AST, keys: set) -> None:
-    """Adds the ``_target_key`` of every node under ``node`` (itself included) to ``keys``: what
-    ``{_target_key(n) for n in ast.walk(node)} - {None}`` gives, without a generator per node."""
-    stack = [node]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node = pop()
-        kind = type(node)
-        if kind is ast.Name:
-            keys.add(node.id)
-            continue
-        if kind is ast.Constant:
-            continue
-        if kind is ast.Attribute and type(node.value) is ast.Name and node.value.id == "self":
-            keys.add(("self", node.attr))
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                stack.extend(item for item in value if isinstance(item, ast.AST))
-            elif isinstance(value, ast.AST):
-                push(value)
+    """Adds the ``_target_key`` of every node under ``node`` (itself included) to ``keys``."""
+    keys.update(map(_target_key, nodes_under(node)))
 
 
 #: The statement lists of each kind of statement that holds some (``handlers`` and ``cases`` hold more).
