@@ -85,7 +85,7 @@ def test_encoding_is_read_as_tokenize_reads_it_without_importing_it():
     import itertools
     import tokenize
 
-    from torchpatch.engine.source import _encoding_without_cookie
+    from torchpatch.engine.source import _utf8_encoding
 
     lines = [b"", b"\n", b"x=1\n", b"# comment\n", b"  \t\n", b"# -*- coding: utf-8 -*-\n", b"# coding=utf8\n",
              b"# coding: UTF_8\n", b"#coding:utf-8-unix\n", b"# vim: set fileencoding=latin-1 :\n", b"\xff\n",
@@ -95,7 +95,7 @@ def test_encoding_is_read_as_tokenize_reads_it_without_importing_it():
     for first, second, third in itertools.product(lines, repeat=3):
         for bom in (b"", codecs.BOM_UTF8):
             data = bom + first + second + third
-            mine = _encoding_without_cookie(data, bool(bom))
+            mine = _utf8_encoding(data, bool(bom))
             if mine is not None:
                 answered += 1
                 assert mine == tokenize.detect_encoding(io.BytesIO(data).readline)[0], data

@@ -146,7 +146,7 @@ def read_source(path: Path, data: bytes | None = None) -> Source:
     return Source(path=path, text=text, encoding=encoding, bom=bom)
 
 
-def _encoding_without_cookie(data: bytes, bom: bool) -> str | None:
+def _utf8_encoding(data: bytes, bom: bool) -> str | None:
     """What ``tokenize.detect_encoding`` answers for a UTF-8 file (no PEP 263 cookie, or one naming UTF-8, on
     the lines it reads), without importing tokenize; None for any other file (ask detect_encoding)."""
     default = "utf-8-sig" if bom else "utf-8"
@@ -193,7 +193,7 @@ def decode_python(data: bytes) -> tuple[str, str, bool]:
     if b"\x00" in data[:8192]:
         raise UnreadableFile("binary file (contains NUL bytes)")
     bom = data.startswith(codecs.BOM_UTF8)
-    encoding = _encoding_without_cookie(data, bom)
+    encoding = _utf8_encoding(data, bom)
     if encoding is None:
         import tokenize  # a PEP 263 cookie (or a first line that is not UTF-8): the interpreter's reading of it
 

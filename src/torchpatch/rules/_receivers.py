@@ -20,7 +20,7 @@ import weakref
 from typing import Callable, Iterator
 
 from torchpatch.rules._file_scan import enclosing_def_or_module
-from torchpatch.syntax import dotted_name
+from torchpatch.syntax import dotted_name, names_read_in
 
 PROFILERS = frozenset({"torch.profiler.profile", "torch.profiler.profiler.profile", "torch.autograd.profiler.profile"})
 EVENT = "torch.autograd.profiler_util.FunctionEvent"
@@ -693,9 +693,8 @@ def _binding_nodes(ctx, scope_node: ast.AST) -> dict[str, list[ast.AST]]:
     found = memo[id(scope_node)] = {}
 
     def add_names_in(target: ast.AST, node: ast.AST) -> None:
-        for inner in ast.walk(target):
-            if isinstance(inner, ast.Name):
-                add(inner.id, node)
+        for name in names_read_in(target):
+            add(name, node)
 
     def add(name: str, node: ast.AST) -> None:
         nodes = found.setdefault(name, [])
