@@ -14,7 +14,11 @@ import threading
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import Field
+try:
+    from pydantic import Field
+except ImportError:  # no mcp extra (which brings pydantic): `run` says how to install it, --help still works
+    def Field(**_description):  # noqa: N802 - stands in for pydantic.Field in the annotations below
+        return None
 
 from torchpatch import __version__, install_hint
 from torchpatch.versions import KNOWN_RELEASES, NEWEST_KNOWN, OLDEST_KNOWN, Version
