@@ -213,6 +213,13 @@ SKIP_EDGES = {
         "import torch\ndef f():\n    amp = torch.cuda.amp\n    amp.autocast()\n", "TP202"),
     "a watched method on a tracked file": ("import torch\nstate = model.storage()\n", "TP906"),
     "an attribute a rule watches": ("import torch\nx.require_grad = True\n", "TP520"),
+    # super().__init__() counts (rules' methods_with_mention) once a chain reaches a watched name: the base.
+    "super().__init__ of a watched torch class": (
+        "import torch\nclass SumMSE(torch.nn.MSELoss):\n    def __init__(self):\n"
+        "        super().__init__(size_average=False)\n", "TP209"),
+    "super().__init__ of a watched class imported by name": (
+        "from torch.nn import MSELoss as Base\nclass SumMSE(Base):\n    def __init__(self):\n"
+        "        super().__init__(size_average=False)\n", "TP209"),
 }
 
 
@@ -256,6 +263,9 @@ NOTHING_TO_WALK = {
     "a try/except ImportError around the import": "try:\n    import torch\nexcept ImportError:\n    torch = None\nx = torch.cat([a])\n",
     "an alias to a name no rule watches": "import torch\nF = torch.nn.functional\ny = F.relu(x)\n",
     "imports inside functions": "def f():\n    import torch\n    return torch.zeros(2)\n",
+    "super().__init__ of a class no rule watches": (
+        "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(2, 2)\n"),
 }
 
 

@@ -321,20 +321,18 @@ def nothing_to_walk(text: str, tree: ast.Module, index: "RuleIndex",
     found.names = names
     rows: set[int] = set()
     if names:
-        offsets: list[int] = []
-        if index.method_pattern is not None:
-            offsets.extend(index.method_offsets(text))
+        qualnames = _alias_qualnames(bound, aliases, index.watched_prefixes)
+        found.qualnames = {name: qualnames.get(name, set()) for name in names}
+        found.watched = watched_mentions(text, found.qualnames, index.watched, index.watched_prefixes)
+        if found.watched:
+            rows.update(rows_of(text, list(found.watched)))
+        offsets = index.method_offsets(text, mentioned=bool(found.watched))
         if index.attributes:
             end = len(text)
             offsets.extend(offset for name in index.attributes for offset in word_offsets_of(text, name, end))
         found.others = offsets
         if offsets:
             rows.update(rows_of(text, list(offsets)))
-        qualnames = _alias_qualnames(bound, aliases, index.watched_prefixes)
-        found.qualnames = {name: qualnames.get(name, set()) for name in names}
-        found.watched = watched_mentions(text, found.qualnames, index.watched, index.watched_prefixes)
-        if found.watched:
-            rows.update(rows_of(text, list(found.watched)))
     walked = walked or not rows.issubset(import_rows) or _header_holds_an_import_row(compounds, import_rows)
     if walked:
         found.rows = sorted(rows.union(import_rows))

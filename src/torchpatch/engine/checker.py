@@ -345,7 +345,10 @@ class RuleIndex:
             for name in rule.methods:
                 self.methods.setdefault(name, []).append(rule)
         method_names = "|".join(sorted(map(re.escape, self.methods)))
-        self.method_pattern = re.compile(rf"\.\s*(?:{method_names})\s*\(") if method_names else None
+        self.method_pattern = re.compile(rf"\.\s*({method_names})\s*\(") if method_names else None
+        #: The methods that every rule watching them sees only in a file with a watched mention.
+        self.methods_with_mention = frozenset(
+            name for name, rules in self.methods.items() if all(name in rule.methods_with_mention for rule in rules))
         self.attributes: dict[str, list[Rule]] = {}
         self.definitions: dict[str, list[Rule]] = {}  # method names defined in a class (protocols)
         for rule in self.rules:
@@ -362,13 +365,18 @@ class RuleIndex:
                 name = name.rpartition(".")[0]
         self.watched_prefixes = frozenset(prefixes)
 
-    def method_offsets(self, text: str) -> list[int]:
-        """The offsets of ``method_pattern``'s matches. One pass of the one pattern: the regex engine looks
+    def method_offsets(self, text: str, mentioned: bool = True) -> list[int]:
+        """The offsets of ``method_pattern``'s matches; those of ``methods_with_mention`` only when
+        ``mentioned`` (the file has a watched mention). One pass of the one pattern: the regex engine looks
         for its leading ``.`` and tries the names only there, which costs a tenth of one ``name in text``
         search per watched method name (23 of them in issue 27's measurement) and does not grow with them."""
         if self.method_pattern is None:
             return []
-        return [match.start() for match in self.method_pattern.finditer(text)]
+        matches = self.method_pattern.finditer(text)
+        if mentioned or not self.methods_with_mention:
+            return [match.start() for match in matches]
+        gated = self.methods_with_mention
+        return [match.start() for match in matches if match.group(1) not in gated]
 
 
 def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, min_torch: Version,
@@ -471,8 +479,9 @@ def _candidate_rows(text: str, scopes: ScopeTree, index: RuleIndex, every_mentio
     if names and found is not None and found.others is not None:
         offsets.extend(found.others)
     else:
-        if index.method_pattern is not None and names:
-            offsets.extend(match.start() for match in index.method_pattern.finditer(text))
+        if names:
+            # ``offsets`` holds the watched mentions so far (every tracked name's, with ``every_mention``).
+            offsets.extend(index.method_offsets(text, mentioned=every_mention or bool(offsets)))
         if index.attributes and names:
             offsets.extend(word_offsets(text, index.attributes))
     if not every_mention:

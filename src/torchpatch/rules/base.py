@@ -87,6 +87,10 @@ class Rule:
     calls: ClassVar[frozenset[str]] = frozenset()
     references_to: ClassVar[frozenset[str]] = frozenset()
     methods: ClassVar[frozenset[str]] = frozenset()
+    #: Of ``methods``, those the rule can report only in a file where a chain reaches a name it watches
+    #: (``calls`` or ``references_to``): the engine looks for them only there (TP209's ``super().__init__()``
+    #: is torch's only when the class's base is a watched torch class; most files call it on ``nn.Module``).
+    methods_with_mention: ClassVar[frozenset[str]] = frozenset()
     attributes_assigned: ClassVar[frozenset[str]] = frozenset()  # ``obj.NAME = ...`` on objects of any type
     methods_defined: ClassVar[frozenset[str]] = frozenset()  # ``class C: def NAME(...)`` (a protocol method)
     dependencies: ClassVar[frozenset[str]] = frozenset()  # package names in requirements/pyproject/setup.cfg
