@@ -65,7 +65,8 @@ def _instrument() -> None:
     resolve.module_definitions = _timed("guards: module definitions", resolve.module_definitions)
     checker._candidate_rows = _timed("candidate rows", checker._candidate_rows)
     checker.nothing_to_walk = _timed("nothing_to_walk (skip test, candidate rows)", checker.nothing_to_walk)
-    linter.symtable_accepts = _timed("symtable (files without torch)", linter.symtable_accepts)
+    linter.nothing_to_check = _timed("text-only skip test (files not parsed into a tree)", linter.nothing_to_check)
+    linter.symtable_accepts = _timed("symtable (files not parsed into a tree)", linter.symtable_accepts)
     checker._Walker.run = _timed("walker + rules", checker._Walker.run)
     from torchpatch.frontends import check
     check.discover = _timed("discovery", check.discover)

@@ -11,7 +11,7 @@ import pytest
 
 import torchpatch.engine.linter as linter
 from torchpatch.engine.candidates import watched_mentions
-from torchpatch.engine.checker import check_tree
+from torchpatch.engine.checker import check_tree, nothing_to_check
 from torchpatch.rules import all_rules
 from torchpatch.engine.settings import Settings
 from torchpatch.rules.base import Invalid, example_code, example_filename
@@ -34,10 +34,13 @@ def _results(path: Path, code: str, every_mention: bool, monkeypatch, **options)
     """Findings (with their fixes) and the text after every fix, with or without the filter."""
     path.write_text(code, encoding="utf-8", newline="")
     monkeypatch.setattr(linter, "check_tree", functools.partial(check_tree, every_mention=every_mention))
+    if every_mention:  # the tree of every file, not the text's verdict
+        monkeypatch.setattr(linter, "nothing_to_check", lambda *arguments: False)
     settings = make_settings(select=["ALL"], **options)
     found = linter.check_file(path, settings)
     fixed = linter.check_file(path, make_settings(select=["ALL"], **options), fix=True, unsafe_fixes=True)
     monkeypatch.setattr(linter, "check_tree", check_tree)
+    monkeypatch.setattr(linter, "nothing_to_check", nothing_to_check)
 
     def shown(result):
         return [(f.code, f.row, f.column, f.end_row, f.end_column, f.message,
@@ -243,6 +246,7 @@ def _same_without_the_skip(tmp_path, monkeypatch, code: str):
     path = tmp_path / "snippet.py"
     skipping = _results(path, code, False, monkeypatch, min_torch="2.4")
     monkeypatch.setattr(checker, "nothing_to_walk", lambda *arguments, **keywords: False)
+    monkeypatch.setattr(linter, "nothing_to_check", lambda *arguments: False)
     always = _results(path, code, False, monkeypatch, min_torch="2.4")
     monkeypatch.undo()
     assert skipping == always
@@ -253,6 +257,7 @@ def _same_without_the_skip(tmp_path, monkeypatch, code: str):
 def test_files_the_walker_still_sees_are_walked(tmp_path, monkeypatch, name):
     code, expected = SKIP_EDGES[name]
     assert _walks(code)
+    assert _parsed(code)
     _, findings, _, _ = _same_without_the_skip(tmp_path, monkeypatch, code)
     assert expected in [f[0] for f in findings], findings
 
@@ -275,3 +280,104 @@ def test_files_with_nothing_to_walk_are_skipped_with_the_same_result(tmp_path, m
     assert not _walks(code)
     assert _same_without_the_skip(tmp_path, monkeypatch, code)[1] == []
     assert _assert_same(tmp_path, monkeypatch, code, min_torch="2.4")[1] == []
+
+
+# -- files decided from their text (candidates.nothing_to_walk_by_text): not parsed into a tree at all. The text
+# may say "nothing to walk" only where the tree would; every way of writing an import or an alias that the text
+# cannot read for certain makes it say "unknown" (parse), and each such case below is still flagged.
+
+
+def _parsed(code: str) -> bool:
+    settings = make_settings(select=["ALL"], min_torch="2.4")
+    return not nothing_to_check(code, settings.rules_for(Path("snippet.py")), settings.target, settings.min_torch)
+
+
+@pytest.mark.parametrize("code, name, options", list(_examples()))
+def test_the_text_skips_a_rule_example_only_where_the_tree_would(code, name, options):
+    if not name.endswith(".py"):
+        pytest.skip("a dependency file or a notebook: not a Python text")
+    assert _parsed(code) or not _walks(code)
+
+
+@pytest.mark.parametrize("path", sorted([*(ROOT / "tests" / "fixtures").rglob("*.py"), *(ROOT / "examples").rglob("*.py")]),
+                         ids=lambda p: p.name)
+def test_the_text_skips_a_fixture_only_where_the_tree_would(path):
+    code = path.read_text(encoding="utf-8")
+    assert _parsed(code) or not _walks(code)
+
+
+TEXT_EDGES = {
+    "an alias across lines in parentheses": (
+        "import torch\namp = (\n    torch.cuda.amp\n)\nwith amp.autocast():\n    pass\n", "TP202"),
+    "an alias with a comment before its value": (
+        "import torch\namp = (  # the old module\n    torch.cuda.amp)\nwith amp.autocast():\n    pass\n", "TP202"),
+    "an alias with spaces around its dots": ("import torch\namp = torch . cuda . amp\namp.autocast()\n", "TP202"),
+    "an annotated alias": ("import torch\namp: object = torch.cuda.amp\namp.autocast()\n", "TP202"),
+    "an alias of the module itself": ("import torch\nt = torch\nt.load('m.pt')\n", "TP301"),
+    "an alias after a backslash": ("import torch\namp = \\\n    torch.cuda.amp\namp.autocast()\n", "TP202"),
+    "an import continued by a backslash": ("from torch.cuda \\\n    import amp\namp.autocast()\n", "TP202"),
+    "an import after another statement on its line": ("x = 1; from torch.cuda import amp\namp.autocast()\n", "TP202"),
+    "an import in a one-line compound statement": ("if True: from torch.cuda import amp\namp.autocast()\n", "TP202"),
+    "an import in parentheses with a comment holding one": (
+        "from torch.cuda import (  # amp (autocast)\n    amp,\n)\namp.autocast()\n", "TP202"),
+    "a relative star import": ("from .shared import *\ntorch.load('m.pt')\n", "TP301"),
+    "an import with a non-ASCII name": ("from torch import cuda as c\u00e9\nc\u00e9.amp.autocast()\n", "TP202"),
+    "a lone carriage return": ("import torch\rtorch.load('m.pt')\n", "TP301"),
+}
+
+
+@pytest.mark.parametrize("name", list(TEXT_EDGES))
+def test_what_the_text_cannot_read_is_parsed_and_flagged(tmp_path, monkeypatch, name):
+    code, expected = TEXT_EDGES[name]
+    assert _parsed(code)
+    _, findings, _, _ = _same_without_the_skip(tmp_path, monkeypatch, code)
+    assert expected in [f[0] for f in findings], findings
+
+
+TEXT_SKIPS = {
+    "torch used only through names no rule watches": NOTHING_TO_WALK["torch used only through names no rule watches"],
+    "no tracked import at all": NOTHING_TO_WALK["no tracked import at all"],
+    "a try/except ImportError around the import": NOTHING_TO_WALK["a try/except ImportError around the import"],
+    "imports inside functions": NOTHING_TO_WALK["imports inside functions"],
+    "an import in parentheses over lines": "from torch.nn import (\n    Linear,  # (dense)\n    ReLU,\n)\nlayer = Linear(2, 2)\n",
+    "a comparison and a keyword argument": "import torch\nok = x.dtype == torch.float32\ny = torch.zeros(2, dtype=torch.int64)\n",
+    "an import written in a comment": "import torch\n# from torch.cuda import amp: the old way\nx = torch.cat([a])\n",
+}
+
+
+@pytest.mark.parametrize("name", list(TEXT_SKIPS))
+def test_files_the_text_skips_have_the_same_result(tmp_path, monkeypatch, name):
+    code = TEXT_SKIPS[name]
+    assert not _parsed(code) and not _walks(code)
+    assert _same_without_the_skip(tmp_path, monkeypatch, code)[1] == []
+
+
+def test_a_file_the_text_skips_is_still_reported_when_it_does_not_parse(tmp_path):
+    code = "import torch\nx = torch.cat([a]\n"
+    assert not _parsed(code)
+    path = tmp_path / "broken.py"
+    path.write_text(code, encoding="utf-8")
+    assert "syntax error" in linter.check_file(path, make_settings(select=["ALL"])).error
+
+
+def test_the_text_reads_imports_as_the_tree_holds_them():
+    import ast
+
+    from torchpatch.engine.candidates import _text_imports
+
+    code = ("import torch.nn as nn, os\nfrom . import sibling\nfrom ..pkg.mod import (  # why (see below)\n"
+            "    first as one,\n    second,\n)\ndef f():\n    from torch . cuda import amp  # the old one\n"
+            '"""Text where import is a word, not a statement."""\n')
+    statements, spans, indented = _text_imports(code)
+    assert [ast.dump(s) for s in statements] == [ast.dump(s) for s in ast.walk(ast.parse(code))
+                                                 if isinstance(s, (ast.Import, ast.ImportFrom))]
+    assert indented and [code[start:end].split()[0] for start, end in spans] == ["import", "from", "from", "from"]
+
+
+@pytest.mark.parametrize("code", ["from torch \\\n    import load\n", "x = 1; import torch\n", "import torch; x = 1\n",
+                                  "if x: import torch\n", "from torch import (load); x = 1\n", "import torch \\\n    .cuda\n",
+                                  "import tor\u00e7h\n", "from \uff54orch import load\n", "\uff46rom torch import load\n"])
+def test_the_text_gives_up_on_imports_it_cannot_read_for_certain(code):
+    from torchpatch.engine.candidates import _text_imports
+
+    assert _text_imports(code) is None

@@ -112,16 +112,26 @@ def _follow_chain(text: str, position: int, live: list[str], watched: frozenset[
                   prefixes: frozenset[str]) -> bool:
     """Whether the chain read on from ``position`` (with any gap between its parts), whose qualified names so
     far are ``live`` (each the start of a watched name), can reach a watched name."""
+    verdict, end = _read_chain(text, position, live, watched, prefixes)
+    if verdict is True or verdict is False:
+        return verdict
+    # The chain ends here while it can still become a watched name: kept when a closing
+    # parenthesis and a dot follow, since the syntax tree's chain may go on there.
+    return _CLOSING_THEN_DOT.match(text, end) is not None
+
+
+def _read_chain(text: str, position: int, live: list[str], watched: frozenset[str],
+                prefixes: frozenset[str]) -> tuple[list[str] | bool, int]:
+    """The chain's parts read on from ``position`` until one makes it watched (True) or no watched name's start
+    (False), or it ends (the names still live): that verdict, and where the reading stopped."""
     while True:
         part = _NEXT_PART.match(text, position)
         if part is None:
-            # The chain ends here while it can still become a watched name: kept when a closing
-            # parenthesis and a dot follow, since the syntax tree's chain may go on there.
-            return _CLOSING_THEN_DOT.match(text, position) is not None
+            return live, position
         position = part.end()
         live = _follow_parts([part.group(1)], live, watched, prefixes)
         if live is True or live is False:
-            return live
+            return live, position
 
 
 def word_offsets_of(text: str, name: str, end: int) -> list[int]:
@@ -413,3 +423,206 @@ def _alias_qualnames(bound: dict[str, set[str]], aliases: list[tuple[str, str, s
                         found.add(extended)
                         changed = True
     return qualnames
+
+
+# -- files decided from their text alone ------------------------------------------------------------
+# nothing_to_walk reads the syntax tree, so the file was parsed for it; symtable checks that a file parses for
+# about 70% of ast.parse's CPU and frees nothing afterwards. nothing_to_walk_by_text answers the same question
+# from the text: it finds every import statement the tree can hold, and says True only when nothing_to_walk
+# would say True, reading no tree: no import reaches a rule, no mention of an imported name reaches a watched
+# name, no watched method or assigned attribute is written, and no statement can make an alias of an imported
+# name. Anything it cannot read for certain (a line continuation, ``;``, a compound statement on one line, a
+# ``try`` or ``match`` that could hold an import in its header's rows, a non-ASCII import, a lone CR) makes it
+# answer False, "unknown": the file is parsed and decided from its tree as before. Over-reading (an import
+# written in a docstring is taken for one) only keeps more names, so it only answers False more often.
+
+# The keyword first, then the look-behind: the regex engine then searches for it as a literal.
+_IMPORT_KEYWORD = re.compile(r"import(?<!\wimport)(?!\w)")
+_BLANK = "[ \t\f]*"
+_DOTTED = r"[A-Za-z_]\w*(?:[ \t\f]*\.[ \t\f]*[A-Za-z_]\w*)*"
+_FROM_PREFIX = re.compile(rf"{_BLANK}from(?!\w){_BLANK}((?:\.{_BLANK})*)({_DOTTED})?{_BLANK}")
+_AS = rf"(?:[ \t\f]+as[ \t\f]+([A-Za-z_]\w*))?"
+_IMPORTED_MODULES = re.compile(rf"{_BLANK}({_DOTTED}){_AS}{_BLANK}")
+_IMPORTED_NAMES = re.compile(rf"\s*([A-Za-z_]\w*){_AS}\s*")
+_COMMENT = re.compile(r"#[^\n]*")
+_PARENTHESISED = re.compile(r"\(((?:[^)#]|#[^\n]*)*)\)")
+_LINE_REST = re.compile(rf"{_BLANK}(?:#[^\n]*)?(?:\n|$)")
+_OPENING = re.compile(_BLANK + r"\(")
+_EXCEPT_KEYWORD = re.compile(r"except(?<!\wexcept)(?!\w)")
+_MATCH_LINE = re.compile(r"^[ \t\f]*match(?!\w)(?![ \t\f]*[=.])", re.MULTILINE)
+
+
+def _comma_list(text: str, pattern: re.Pattern) -> list[re.Match] | None:
+    """``text`` read as ``pattern`` items separated by commas (a trailing comma allowed), or None."""
+    items = []
+    for piece in text.split(","):
+        if not piece.strip() and items:
+            continue  # a trailing comma (inside parentheses; a stray one fails to parse later anyway)
+        match = pattern.fullmatch(piece)
+        if match is None:
+            return None
+        items.append(match)
+    return items
+
+
+def _text_imports(text: str) -> tuple[list[ast.stmt], list[tuple[int, int]], bool] | None:
+    """Every import statement the syntax tree of ``text`` can hold, read off the text (and maybe more: one in a
+    docstring is taken for one), with the span of each and whether any is indented; None when an import may be
+    written in a way this does not read."""
+    statements: list[ast.stmt] = []
+    spans: list[tuple[int, int]] = []
+    indented = False
+    for keyword in _IMPORT_KEYWORD.finditer(text):
+        start = keyword.start()
+        line_start = text.rfind("\n", 0, start) + 1
+        prefix = text[line_start:start]
+        if line_start >= 2 and text[line_start - 2] == "\\":
+            return None  # the line continues the one before it: the statement may have begun there
+        if not prefix.isascii():
+            return None  # a module or keyword spelled with characters the parser NFKC-normalises (``ｆrom``)
+        if not prefix.strip(" \t\f"):
+            source = None
+        else:
+            source = _FROM_PREFIX.fullmatch(prefix)
+            if source is None:
+                if ";" in prefix or ":" in prefix:
+                    return None  # maybe a statement after another one on the line (``if x: import y``)
+                continue  # in a comment or a string: no statement starts here
+        indented = indented or prefix[:1] in (" ", "\t", "\f")
+        position = keyword.end()
+        opening = _OPENING.match(text, position) if source is not None else None
+        if opening is not None:
+            group = _PARENTHESISED.match(text, opening.end() - 1)
+            if group is None:
+                return None
+            listed = _COMMENT.sub("", group.group(1))
+            after = _LINE_REST.match(text, group.end())
+            if after is None:
+                return None  # something follows the closing parenthesis on its line (``; x()``)
+            end = after.end()
+        else:
+            newline = text.find("\n", position)
+            end = len(text) if newline == -1 else newline + 1
+            listed = _COMMENT.sub("", text[position:end]).rstrip()
+            if listed.endswith("\\") or ";" in listed:
+                return None
+        if not listed.isascii():
+            return None  # identifiers are NFKC-normalised by the parser: left to it
+        if source is None:
+            items = _comma_list(listed, _IMPORTED_MODULES)
+            if items is None:
+                return None
+            statements.append(ast.Import(names=[ast.alias(name=_undotted(m.group(1)), asname=m.group(2))
+                                                for m in items]))
+        else:
+            level = source.group(1).count(".")
+            module = _undotted(source.group(2)) if source.group(2) else None
+            if listed.strip() == "*":
+                names = [ast.alias(name="*", asname=None)]
+            else:
+                items = _comma_list(listed, _IMPORTED_NAMES)
+                if items is None:
+                    return None
+                names = [ast.alias(name=m.group(1), asname=m.group(2)) for m in items]
+            statements.append(ast.ImportFrom(module=module, names=names, level=level))
+        spans.append((line_start, end))
+    return statements, spans, indented
+
+
+def _undotted(dotted: str) -> str:
+    return "".join(dotted.split())
+
+
+@functools.lru_cache(maxsize=None)
+def _missing_api_handler() -> re.Pattern:
+    """``except`` with no type, or with types guards.catches_missing_api accepts (written as plain names, on one
+    line): a handler nothing_to_walk's headers leave out."""
+    from torchpatch.engine.guards import FALLBACK_EXCEPTIONS
+
+    name = "(?:" + "|".join(sorted(FALLBACK_EXCEPTIONS)) + ")"
+    return re.compile(rf"except(?!\w){_BLANK}(?::|\(?{_BLANK}{name}(?:{_BLANK},{_BLANK}{name})*{_BLANK}\)?{_BLANK}"
+                      rf"(?:as{_BLANK}\w+{_BLANK})?:)")
+
+
+def _headers_may_hold_imports(text: str) -> bool:
+    """Whether a ``try`` (with a handler nothing_to_walk's headers keep) or a ``match`` may be in the text:
+    their headers span rows of their bodies, where an indented import may stand."""
+    handler_pattern = _missing_api_handler()
+    for handler in _EXCEPT_KEYWORD.finditer(text):
+        if handler_pattern.match(text, handler.start()) is None:
+            return True
+    return _MATCH_LINE.search(text) is not None
+
+
+def _may_be_alias_value(text: str, start: int, end: int) -> bool:
+    """Whether the chain written at ``start:end`` may be the whole value of ``name = chain`` (an alias, which
+    nothing_to_walk follows): an ``=`` (not ``==``, ``<=``, ...) before it, with blanks and ``(`` between, and
+    nothing after it but blanks, then the end of the line, a comment, ``;``, ``)``, ``\\`` or ``.``. Across a
+    line break either way it may be: the answer is then yes."""
+    after = end
+    while after < len(text) and text[after] in " \t\f":
+        after += 1
+    if after < len(text) and text[after] not in "\n#;)\\.":
+        return False
+    before = start - 1
+    while before >= 0 and text[before] in " \t\f(":
+        before -= 1
+    if before < 0:
+        return False
+    if text[before] == "\n":
+        return True
+    return text[before] == "=" and (before == 0 or text[before - 1] not in "=!<>")
+
+
+def nothing_to_walk_by_text(text: str, index: "RuleIndex", star_exports: Callable[[str], frozenset[str] | None]) -> bool:
+    """True when nothing_to_walk of this text's tree would be True, decided without the tree; False when it may
+    not be (see above). For a file that mentions no method name ``index.definitions`` holds."""
+    if "\r" in text:
+        return False  # a lone CR ends a line for the parser, not for these patterns
+    if index.has_method_call(text, mentioned=False):
+        return False  # first: one pass that settles most of the files that are walked
+    found = _text_imports(text)
+    if found is None:
+        return False
+    statements, spans, indented = found
+    if not statements:
+        return True  # nothing_to_walk: no import row
+    if indented and _headers_may_hold_imports(text):
+        return False
+    references = index.references
+    bound: dict[str, set[str]] = {}
+    for statement in statements:
+        if _import_reaches_a_rule(statement, references):
+            return False
+        _import_bindings(statement, bound, star_exports)
+    if not bound:
+        return True  # no name is tracked: nothing_to_walk computes no candidate row
+    watched, prefixes = index.watched, index.watched_prefixes
+    span_starts = [span[0] for span in spans]
+    for name, qualnames in bound.items():
+        starts = [q for q in qualnames if q in prefixes]
+        if not starts:
+            continue
+        if any(q in watched for q in starts):
+            return False  # every mention of the name is watched, its import's own included
+        for mention in _mention_pattern(name).finditer(text):
+            written = mention.group(1)
+            live = _follow_parts(written.split(".")[1:], starts, watched, prefixes) if written else starts
+            if live is True:
+                return False
+            if live is False:
+                continue
+            live, position = _read_chain(text, mention.end(), live, watched, prefixes)
+            if live is True:
+                return False
+            if live is False:
+                continue
+            if _CLOSING_THEN_DOT.match(text, position) is not None:
+                return False  # a watched mention for nothing_to_walk
+            at = bisect.bisect_right(span_starts, mention.start()) - 1
+            if at >= 0 and mention.start() < spans[at][1]:
+                continue  # part of an import statement
+            if _may_be_alias_value(text, mention.start(), position):
+                return False
+    end = len(text)
+    return not any(word_offsets_of(text, name, end) for name in index.attributes)

@@ -8,8 +8,8 @@ import re
 from typing import Iterable, Sequence
 
 from torchpatch._record import Record
-from torchpatch.engine.candidates import (Mentions, bound_qualnames, nothing_to_walk, rows_of, watched_mentions,
-                                          word_offsets_of)
+from torchpatch.engine.candidates import (Mentions, bound_qualnames, nothing_to_walk, nothing_to_walk_by_text, rows_of,
+                                          watched_mentions, word_offsets_of)
 from torchpatch.engine.guards import (BODY_IS_OLD, BOTH, ELSE_IS_OLD, getattr_fallback, handler_is_fallback,
                                       import_returns_early, old_branch, operands_on_new_releases)
 from torchpatch.engine.resolve import (TRACKED_ROOTS, Binding, Scope, ScopeTree, first_row as _first_row,
@@ -346,6 +346,7 @@ class RuleIndex:
                 self.methods.setdefault(name, []).append(rule)
         method_names = "|".join(sorted(map(re.escape, self.methods)))
         self.method_pattern = re.compile(rf"\.\s*({method_names})\s*\(") if method_names else None
+        self._last_method_matches: tuple[str, list[tuple[int, str]]] | None = None
         #: The methods that every rule watching them sees only in a file with a watched mention.
         self.methods_with_mention = frozenset(
             name for name, rules in self.methods.items() if all(name in rule.methods_with_mention for rule in rules))
@@ -370,13 +371,28 @@ class RuleIndex:
         ``mentioned`` (the file has a watched mention). One pass of the one pattern: the regex engine looks
         for its leading ``.`` and tries the names only there, which costs a tenth of one ``name in text``
         search per watched method name (23 of them in issue 27's measurement) and does not grow with them."""
+        matches = self._method_matches(text)
+        if mentioned or not self.methods_with_mention:
+            return [start for start, _ in matches]
+        gated = self.methods_with_mention
+        return [start for start, name in matches if name not in gated]
+
+    def has_method_call(self, text: str, mentioned: bool = True) -> bool:
+        """Whether method_offsets would find any."""
+        gated = () if mentioned else self.methods_with_mention
+        return any(name not in gated for _, name in self._method_matches(text))
+
+    def _method_matches(self, text: str) -> list[tuple[int, str]]:
+        """(offset, method name) of each match of ``method_pattern``; the last text's are kept, as one tuple
+        (read at once: threads may share the index), for the tree's pass over the file that the text's began."""
         if self.method_pattern is None:
             return []
-        matches = self.method_pattern.finditer(text)
-        if mentioned or not self.methods_with_mention:
-            return [match.start() for match in matches]
-        gated = self.methods_with_mention
-        return [match.start() for match in matches if match.group(1) not in gated]
+        last = self._last_method_matches
+        if last is not None and last[0] is text:
+            return last[1]
+        matches = [(match.start(), match.group(1)) for match in self.method_pattern.finditer(text)]
+        self._last_method_matches = (text, matches)
+        return matches
 
 
 def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, min_torch: Version,
@@ -407,6 +423,14 @@ def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, m
         return ctx.diagnostics
     finally:
         scopes.release()  # freed at once, not by the cyclic collector
+
+
+def nothing_to_check(text: str, index: RuleIndex, target: Version, min_torch: Version) -> bool:
+    """True when check_tree of this text's tree is sure to return no finding, decided from the text alone
+    (candidates.nothing_to_walk_by_text): the file need not be parsed into a tree, only checked to parse."""
+    if any(name in text for name in index.definitions):
+        return False  # a ``def __torch_function__`` hook is checked on the tree
+    return nothing_to_walk_by_text(text, index, lambda module: star_exports(module, min_torch, target))
 
 
 def _check_definitions(ctx: Context, index: RuleIndex, names: list[str]) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from torchpatch.dependency_names import is_dependency_file
-from torchpatch.engine.checker import check_tree
+from torchpatch.engine.checker import check_tree, nothing_to_check
 from torchpatch.engine.codes import ENGINE_CODES
 from torchpatch.engine.dependencies import check_dependencies
 from torchpatch.engine.settings import Settings, torchfix_redirects
@@ -114,7 +114,7 @@ def lint_text(text: str, path: Path, settings: Settings, locator: Locator | None
     """The file's diagnostics, sorted; ``cuts``, when given, receives the text's statement_cuts when a
     diagnostic offers a fix (for withhold_unparsable_fixes)."""
     index = settings.rules_for(path)
-    if not index.rules or _TORCH_HINT not in text:
+    if not index.rules or _TORCH_HINT not in text or nothing_to_check(text, index, settings.target, settings.min_torch):
         # Still parse: a file that is not valid Python is reported whatever it mentions.
         if not symtable_accepts(text, path):
             parse_text(text, path)
