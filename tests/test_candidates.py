@@ -220,6 +220,10 @@ SKIP_EDGES = {
     "super().__init__ of a watched torch class": (
         "import torch\nclass SumMSE(torch.nn.MSELoss):\n    def __init__(self):\n"
         "        super().__init__(size_average=False)\n", "TP209"),
+    # A rule's words_needed: the name it alone watches counts once the text holds one of its words.
+    "a call whose rule's word is in the text": ("import torch\ndevice = torch.device('mkldnn')\n", "TP240"),
+    "a call whose rule's word is in a keyword argument": (
+        "from torch.utils.data import DataLoader\nloader = DataLoader(ds, pin_memory_device='cuda')\n", "TP231"),
     "super().__init__ of a watched class imported by name": (
         "from torch.nn import MSELoss as Base\nclass SumMSE(Base):\n    def __init__(self):\n"
         "        super().__init__(size_average=False)\n", "TP209"),
@@ -268,6 +272,7 @@ NOTHING_TO_WALK = {
     "a try/except ImportError around the import": "try:\n    import torch\nexcept ImportError:\n    torch = None\nx = torch.cat([a])\n",
     "an alias to a name no rule watches": "import torch\nF = torch.nn.functional\ny = F.relu(x)\n",
     "imports inside functions": "def f():\n    import torch\n    return torch.zeros(2)\n",
+    "a call whose rule needs a word the text lacks": "import torch\ndevice = torch.device('cuda')\nx = torch.ones(2, device=device)\n",
     "super().__init__ of a class no rule watches": (
         "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n        self.fc = nn.Linear(2, 2)\n"),
@@ -381,3 +386,12 @@ def test_the_text_gives_up_on_imports_it_cannot_read_for_certain(code):
     from torchpatch.engine.candidates import _text_imports
 
     assert _text_imports(code) is None
+
+
+def test_a_rule_needing_words_reports_only_where_its_text_holds_one():
+    """Rule.words_needed is a claim about the rule's own check: each invalid example (what it reports) holds a word."""
+    needing = [rule for rule in all_rules() if rule.words_needed]
+    assert needing
+    for rule in needing:
+        for example in rule.INVALID:
+            assert any(word in example_code(example) for word in rule.words_needed), rule.code

@@ -333,7 +333,7 @@ def nothing_to_walk(text: str, tree: ast.Module, index: "RuleIndex",
     if names:
         qualnames = _alias_qualnames(bound, aliases, index.watched_prefixes)
         found.qualnames = {name: qualnames.get(name, set()) for name in names}
-        found.watched = watched_mentions(text, found.qualnames, index.watched, index.watched_prefixes)
+        found.watched = watched_mentions(text, found.qualnames, index.watched_in(text), index.watched_prefixes)
         if found.watched:
             rows.update(rows_of(text, list(found.watched)))
         offsets = index.method_offsets(text, mentioned=bool(found.watched))
@@ -597,7 +597,7 @@ def nothing_to_walk_by_text(text: str, index: "RuleIndex", star_exports: Callabl
         _import_bindings(statement, bound, star_exports)
     if not bound:
         return True  # no name is tracked: nothing_to_walk computes no candidate row
-    watched, prefixes = index.watched, index.watched_prefixes
+    watched, prefixes = index.watched_in(text), index.watched_prefixes
     span_starts = [span[0] for span in spans]
     for name, qualnames in bound.items():
         starts = [q for q in qualnames if q in prefixes]

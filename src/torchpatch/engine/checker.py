@@ -365,6 +365,23 @@ class RuleIndex:
                 prefixes.add(name)
                 name = name.rpartition(".")[0]
         self.watched_prefixes = frozenset(prefixes)
+        #: The rules that report only in a text holding one of their words_needed, and watched_in's answers.
+        self._rules_needing_words = [rule for rule in self.rules if rule.words_needed]
+        self._watched_without: dict[frozenset, frozenset[str]] = {}
+
+    def watched_in(self, text: str) -> frozenset[str]:
+        """``watched`` less the names that only rules needing a word the text lacks watch (Rule.words_needed):
+        no chain to those can make a rule report in this file. The prefixes stay those of every watched name."""
+        silent = frozenset(rule for rule in self._rules_needing_words
+                           if not any(word in text for word in rule.words_needed))
+        if not silent:
+            return self.watched
+        kept = self._watched_without.get(silent)
+        if kept is None:
+            kept = self._watched_without[silent] = frozenset(
+                name for name in self.watched
+                if not all(rule in silent for rule in (*self.calls.get(name, ()), *self.references.get(name, ()))))
+        return kept
 
     def method_offsets(self, text: str, mentioned: bool = True) -> list[int]:
         """The offsets of ``method_pattern``'s matches; those of ``methods_with_mention`` only when
@@ -499,7 +516,7 @@ def _candidate_rows(text: str, scopes: ScopeTree, index: RuleIndex, every_mentio
         bound = bound_qualnames(scopes, names)
         known = found.watched_offsets(bound, index.watched_prefixes) if found is not None else None
         offsets.extend(known if known is not None else
-                       watched_mentions(text, bound, index.watched, index.watched_prefixes))
+                       watched_mentions(text, bound, index.watched_in(text), index.watched_prefixes))
     if names and found is not None and found.others is not None:
         offsets.extend(found.others)
     else:

@@ -91,6 +91,10 @@ class Rule:
     #: (``calls`` or ``references_to``): the engine looks for them only there (TP209's ``super().__init__()``
     #: is torch's only when the class's base is a watched torch class; most files call it on ``nn.Module``).
     methods_with_mention: ClassVar[frozenset[str]] = frozenset()
+    #: Words (substrings) one of which a file's text holds wherever the rule reports through ``calls`` or
+    #: ``references_to``: the keyword argument or the literal it looks for (TP231's ``pin_memory_device``). In a
+    #: text with none of them, the names only such rules watch are not looked for. Empty: no such word.
+    words_needed: ClassVar[frozenset[str]] = frozenset()
     attributes_assigned: ClassVar[frozenset[str]] = frozenset()  # ``obj.NAME = ...`` on objects of any type
     methods_defined: ClassVar[frozenset[str]] = frozenset()  # ``class C: def NAME(...)`` (a protocol method)
     dependencies: ClassVar[frozenset[str]] = frozenset()  # package names in requirements/pyproject/setup.cfg

@@ -45,6 +45,7 @@ class DataloaderPinMemoryDevice(Rule):
     )
     catalog_ids = ("plat.pin-memory-device",)
     calls = frozenset(_DATALOADER)
+    words_needed = frozenset({"pin_memory_device"})  # a keyword argument: its name is in the text
 
     VALID = [
         "import torch\nloader = torch.utils.data.DataLoader(ds, batch_size=8, num_workers=4, pin_memory=True)\n",

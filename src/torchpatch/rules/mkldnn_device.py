@@ -32,6 +32,8 @@ class MkldnnDevice(Rule):
     references = ("https://github.com/pytorch/pytorch/blob/main/c10/core/Device.cpp",)
     catalog_ids = ("plat.mkldnn",)
     calls = frozenset({"torch.device"})
+    # The literal is written out (one spelled with escapes or split in pieces, "mkl" "dnn", is not seen).
+    words_needed = frozenset({"mkldnn"})
 
     VALID = [
         "import torch\ndevice = torch.device(\"cpu\")\nx = x.to_mkldnn()\n",
