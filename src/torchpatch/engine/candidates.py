@@ -495,7 +495,9 @@ def _text_imports(text: str) -> tuple[list[ast.stmt], list[tuple[int, int]], boo
             group = _PARENTHESISED.match(text, opening.end() - 1)
             if group is None:
                 return None
-            listed = _COMMENT.sub("", group.group(1))
+            listed = group.group(1)
+            if "#" in listed:
+                listed = _COMMENT.sub("", listed)
             after = _LINE_REST.match(text, group.end())
             if after is None:
                 return None  # something follows the closing parenthesis on its line (``; x()``)
@@ -503,7 +505,10 @@ def _text_imports(text: str) -> tuple[list[ast.stmt], list[tuple[int, int]], boo
         else:
             newline = text.find("\n", position)
             end = len(text) if newline == -1 else newline + 1
-            listed = _COMMENT.sub("", text[position:end]).rstrip()
+            listed = text[position:end]
+            if "#" in listed:
+                listed = _COMMENT.sub("", listed)
+            listed = listed.rstrip()
             if listed.endswith("\\") or ";" in listed:
                 return None
         if not listed.isascii():
