@@ -378,9 +378,9 @@ class RuleIndex:
             return self.watched
         kept = self._watched_without.get(silent)
         if kept is None:
-            kept = self._watched_without[silent] = frozenset(
-                name for name in self.watched
-                if not all(rule in silent for rule in (*self.calls.get(name, ()), *self.references.get(name, ()))))
+            dropped = {name for rule in silent for name in (*rule.calls, *rule.references_to)
+                       if all(other in silent for other in (*self.calls.get(name, ()), *self.references.get(name, ())))}
+            kept = self._watched_without[silent] = self.watched - dropped
         return kept
 
     def method_offsets(self, text: str, mentioned: bool = True) -> list[int]:
