@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from torchpatch._record import FrozenRecord
 from torchpatch.dependency_names import tomllib
@@ -377,7 +377,7 @@ class SettingsResolver:
     def _nearest_config(self, folder: Path) -> Path | None:
         walked = []
         found: Path | None = None
-        for candidate in (folder, *folder.parents):
+        for candidate in _upward(folder):
             if candidate in self._config_of_folder:
                 found = self._config_of_folder[candidate]
                 break
@@ -493,7 +493,7 @@ def project_root(folder: Path, known: dict[str, bool] | None = None, resolved_fo
     if not resolved_folder and start.is_file():
         start = start.parent
     known = {} if known is None else known
-    for candidate in (start, *start.parents):
+    for candidate in _upward(start):
         key = str(candidate)
         found = known.get(key)
         if found is None:
@@ -501,6 +501,17 @@ def project_root(folder: Path, known: dict[str, bool] | None = None, resolved_fo
         if found:
             return candidate
     return start
+
+
+def _upward(folder: Path) -> Iterator[Path]:
+    """``folder``, then its parents up to the root, each built when reached (``(folder, *folder.parents)`` builds
+    them all: asked for each folder of a tree, where the first one or two usually answer)."""
+    while True:
+        yield folder
+        parent = folder.parent
+        if parent == folder:
+            return
+        folder = parent
 
 
 _PACKAGING_FILES = frozenset({"pyproject.toml", "setup.cfg", "setup.py", ".git"})
