@@ -52,3 +52,17 @@ def test_listing_hints_give_every_file_the_same_settings(tmp_path):
     plain, hinted = _settings(tmp_path, False), _settings(tmp_path, True)
     assert plain == hinted and len(plain) >= 9
     assert len({answer[1] for answer in plain.values()}) >= 4  # several pins and configurations took part
+
+
+def test_a_relative_or_linked_root_gets_the_settings_of_the_resolved_folders(tmp_path, monkeypatch):
+    """for_file takes a listed folder as resolved when the path spells it so (relative to the working folder
+    included); through a link or ``..`` it resolves, and the answers are those of the real paths."""
+    _tree(tmp_path / "real")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    (tmp_path / "other").mkdir()
+    monkeypatch.chdir(tmp_path)
+    expected = {Path(path).relative_to(tmp_path / "real"): answer[:5]
+                for path, answer in _settings(tmp_path / "real", True).items()}
+    for root in (Path("real"), Path("link"), Path("other/../real"), tmp_path / "link"):
+        found = {Path(path).relative_to(root): answer[:5] for path, answer in _settings(root, True).items()}
+        assert found == expected, root

@@ -327,6 +327,10 @@ class SettingsResolver:
         self._packaging_folders: dict[str, bool] = {}  # folder → has packaging files (project_root)
         # Folders whose listing discovery read (note_listing), resolved, as text → their configuration files.
         self._listed: dict[str, frozenset[str]] = {}
+        try:
+            self._working_folder = os.getcwd()  # for_file's test whether a relative folder is one discovery listed
+        except OSError:  # the working folder was removed: relative folders are resolved instead
+            self._working_folder = ""
         if overrides.config is not None and not overrides.isolated and not overrides.config.is_file():
             raise ConfigError(f"--config {overrides.config}: no such file")
         try:  # the command line's own selectors, before any file is read
@@ -366,8 +370,13 @@ class SettingsResolver:
         folder = path.parent
         settings = self._settings_of_parent.get(folder)
         if settings is None:
-            resolved = path.resolve()
-            settings = self.for_folder(resolved if resolved.is_dir() else resolved.parent)
+            located = str(folder) if folder.is_absolute() else os.path.join(self._working_folder, folder)
+            if located in self._listed:
+                # A folder discovery listed, spelled as it was resolved (no link, no ``..``): no resolve needed.
+                settings = self.for_folder(Path(located))
+            else:
+                resolved = path.resolve()
+                settings = self.for_folder(resolved if resolved.is_dir() else resolved.parent)
             self._settings_of_parent[folder] = settings
         return settings
 
