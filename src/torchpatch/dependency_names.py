@@ -40,6 +40,12 @@ _dependency_name_match = re.compile("|".join(fnmatch.translate(os.path.normcase(
                                              for pattern in DEPENDENCY_FILE_PATTERNS)).match
 
 
+def may_be_dependency_file(name: str) -> bool:
+    """False when no file of this name is a dependency file, wherever it lies (is_dependency_file then says False):
+    discovery asks it of every listed name before it builds a path."""
+    return name.endswith(".txt") or _dependency_name_match(os.path.normcase(name)) is not None
+
+
 def is_dependency_file(path: Path) -> bool:
     if path.name.endswith((".py", ".pyi", ".ipynb")):
         return False  # what is checked most: no pattern ends so (asked twice per file of a tree)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from torchpatch._record import Record
-from torchpatch.dependency_names import is_dependency_file
+from torchpatch.dependency_names import is_dependency_file, may_be_dependency_file
 
 if TYPE_CHECKING:
     import pathspec
@@ -265,7 +265,8 @@ def discover(paths: Iterable[Path], filter_for: Callable[[Path], FileFilter], re
                     pending.append((folder / name, located, stack, in_repository))
                     continue
                 suffix = name[name.rfind("."):] if "." in name else ""
-                if suffix not in SUFFIXES and not (include_dependency_files and is_dependency_file(folder / name)):
+                if suffix not in SUFFIXES and not (include_dependency_files and may_be_dependency_file(name)
+                                                   and is_dependency_file(folder / name)):
                     continue
                 if folder_filter.excludes_entry(name, located, False, base_text):
                     continue
