@@ -224,6 +224,16 @@ SKIP_EDGES = {
     "a call whose rule's word is in the text": ("import torch\ndevice = torch.device('mkldnn')\n", "TP240"),
     "a call whose rule's word is in a keyword argument": (
         "from torch.utils.data import DataLoader\nloader = DataLoader(ds, pin_memory_device='cuda')\n", "TP231"),
+    # A rule's decorators_only: the name counts where a chain after an ``@`` reaches it.
+    "a decorator a rule watches": ("import torch\n@torch.no_grad()\nclass Evaluator:\n    pass\n", "TP259"),
+    "a decorator in parentheses": ("import torch\n@(torch.no_grad)\nclass Evaluator:\n    pass\n", "TP259"),
+    "a decorator after a line continuation": (
+        "import torch\n@ \\\n  torch.no_grad()\nclass Evaluator:\n    pass\n", "TP259"),
+    "a decorator imported by name": ("from torch import inference_mode\n@inference_mode\nclass P:\n    pass\n", "TP259"),
+    "a decorator through an alias": (
+        "import torch\nfrozen = torch.no_grad\n@frozen()\nclass Evaluator:\n    pass\n", "TP259"),
+    "a decorator with spaces in its chain": (
+        "import torch\n@torch . autograd . no_grad()\nclass Evaluator:\n    pass\n", "TP259"),
     "super().__init__ of a watched class imported by name": (
         "from torch.nn import MSELoss as Base\nclass SumMSE(Base):\n    def __init__(self):\n"
         "        super().__init__(size_average=False)\n", "TP209"),
@@ -272,6 +282,8 @@ NOTHING_TO_WALK = {
     "a try/except ImportError around the import": "try:\n    import torch\nexcept ImportError:\n    torch = None\nx = torch.cat([a])\n",
     "an alias to a name no rule watches": "import torch\nF = torch.nn.functional\ny = F.relu(x)\n",
     "imports inside functions": "def f():\n    import torch\n    return torch.zeros(2)\n",
+    "a name watched only as a decorator, used as a context manager": (
+        "import torch\nwith torch.no_grad():\n    y = model(x)\n"),
     "a call whose rule needs a word the text lacks": "import torch\ndevice = torch.device('cuda')\nx = torch.ones(2, device=device)\n",
     "super().__init__ of a class no rule watches": (
         "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def __init__(self):\n"
@@ -346,6 +358,8 @@ TEXT_SKIPS = {
     "imports inside functions": NOTHING_TO_WALK["imports inside functions"],
     "an import in parentheses over lines": "from torch.nn import (\n    Linear,  # (dense)\n    ReLU,\n)\nlayer = Linear(2, 2)\n",
     "a comparison and a keyword argument": "import torch\nok = x.dtype == torch.float32\ny = torch.zeros(2, dtype=torch.int64)\n",
+    "a name watched only as a decorator, not after an @": (
+        "import torch\nwith torch.no_grad():\n    y = a @ torch.ones(2)\n"),
     "an import written in a comment": "import torch\n# from torch.cuda import amp: the old way\nx = torch.cat([a])\n",
 }
 

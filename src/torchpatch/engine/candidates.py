@@ -55,12 +55,50 @@ def bound_qualnames(scopes: ScopeTree, names: Iterable[str]) -> dict[str, set[st
 
 
 def watched_mentions(text: str, bound: dict[str, set[str]], watched: frozenset[str],
-                     prefixes: frozenset[str]) -> list[int]:
+                     prefixes: frozenset[str], decorators: frozenset[str] = frozenset()) -> list[int]:
     """Offsets of the mentions of the names in ``bound`` whose chain can reach a watched qualified name.
 
     ``watched``: the qualified names the rules dispatch on; ``prefixes``: those and each of their dotted
-    prefixes (``torch``, ``torch.cuda``, ``torch.cuda.amp``, ``torch.cuda.amp.autocast``).
+    prefixes (``torch``, ``torch.cuda``, ``torch.cuda.amp``, ``torch.cuda.amp.autocast``); ``decorators``: names
+    that count only in a chain written right after an ``@`` (decorator_mentions).
     """
+    found = _mentions_anywhere(text, bound, watched, prefixes)
+    if decorators and "@" in text:
+        found.extend(decorator_mentions(text, bound, decorators, prefixes))
+    return found
+
+
+#: ``@`` and the name that starts the chain after it (blanks, parentheses and line continuations between).
+_DECORATOR_START = re.compile(r"@(?:[ \t\f(]|\\\n)*([^\W\d]\w*)")
+
+
+def decorator_mentions(text: str, bound: dict[str, set[str]], decorators: frozenset[str],
+                       prefixes: frozenset[str]) -> list[int]:
+    """Offsets of the names in ``bound`` written right after an ``@`` whose chain can reach one of ``decorators``
+    (read as watched_mentions reads a chain). More than decorators are read (``a @ b``, an e-mail address in a
+    string): that only keeps more."""
+    found: list[int] = []
+    for at in _DECORATOR_START.finditer(text):
+        name = at.group(1)
+        starts = [q for q in bound.get(name, ()) if q in prefixes]
+        if not starts:
+            continue
+        if any(q in decorators for q in starts):
+            found.append(at.start(1))
+            continue
+        written = _mention_pattern(name).match(text, at.start(1))
+        if written is None:
+            continue
+        verdict = _follow_parts(written.group(1).split(".")[1:], starts, decorators, prefixes) \
+            if written.group(1) else starts
+        if verdict is True or (verdict is not False and _follow_chain(text, written.end(), verdict, decorators, prefixes)):
+            found.append(at.start(1))
+    return found
+
+
+def _mentions_anywhere(text: str, bound: dict[str, set[str]], watched: frozenset[str],
+                       prefixes: frozenset[str]) -> list[int]:
+    """watched_mentions without its decorators."""
     found: list[int] = []
     for name, qualnames in bound.items():
         starts = [q for q in qualnames if q in prefixes]
@@ -333,7 +371,8 @@ def nothing_to_walk(text: str, tree: ast.Module, index: "RuleIndex",
     if names:
         qualnames = _alias_qualnames(bound, aliases, index.watched_prefixes)
         found.qualnames = {name: qualnames.get(name, set()) for name in names}
-        found.watched = watched_mentions(text, found.qualnames, index.watched_in(text), index.watched_prefixes)
+        found.watched = watched_mentions(text, found.qualnames, index.watched_in(text), index.watched_prefixes,
+                                         index.decorator_names)
         if found.watched:
             rows.update(rows_of(text, list(found.watched)))
         offsets = index.method_offsets(text, mentioned=bool(found.watched))
@@ -629,5 +668,7 @@ def nothing_to_walk_by_text(text: str, index: "RuleIndex", star_exports: Callabl
                 continue  # part of an import statement
             if _may_be_alias_value(text, mention.start(), position):
                 return False
+    if index.decorator_names and "@" in text and decorator_mentions(text, bound, index.decorator_names, prefixes):
+        return False
     end = len(text)
     return not any(word_offsets_of(text, name, end) for name in index.attributes)

@@ -365,22 +365,28 @@ class RuleIndex:
                 prefixes.add(name)
                 name = name.rpartition(".")[0]
         self.watched_prefixes = frozenset(prefixes)
+        #: The names only rules that report them as decorators watch (Rule.decorators_only): looked for after ``@``.
+        self.decorator_names = frozenset(
+            name for name, rules in self.references.items()
+            if all(name in rule.decorators_only for rule in (*self.calls.get(name, ()), *rules)))
+        self._watched_elsewhere = self.watched - self.decorator_names
         #: The rules that report only in a text holding one of their words_needed, and watched_in's answers.
         self._rules_needing_words = [rule for rule in self.rules if rule.words_needed]
         self._watched_without: dict[frozenset, frozenset[str]] = {}
 
     def watched_in(self, text: str) -> frozenset[str]:
-        """``watched`` less the names that only rules needing a word the text lacks watch (Rule.words_needed):
-        no chain to those can make a rule report in this file. The prefixes stay those of every watched name."""
+        """The names a mention anywhere in ``text`` can reach a rule through: ``watched`` less ``decorator_names``
+        (looked for after ``@`` only) and less the names that only rules needing a word the text lacks watch
+        (Rule.words_needed). The prefixes stay those of every watched name."""
         silent = frozenset(rule for rule in self._rules_needing_words
                            if not any(word in text for word in rule.words_needed))
         if not silent:
-            return self.watched
+            return self._watched_elsewhere
         kept = self._watched_without.get(silent)
         if kept is None:
             dropped = {name for rule in silent for name in (*rule.calls, *rule.references_to)
                        if all(other in silent for other in (*self.calls.get(name, ()), *self.references.get(name, ())))}
-            kept = self._watched_without[silent] = self.watched - dropped
+            kept = self._watched_without[silent] = self._watched_elsewhere - dropped
         return kept
 
     def method_offsets(self, text: str, mentioned: bool = True) -> list[int]:
@@ -516,7 +522,8 @@ def _candidate_rows(text: str, scopes: ScopeTree, index: RuleIndex, every_mentio
         bound = bound_qualnames(scopes, names)
         known = found.watched_offsets(bound, index.watched_prefixes) if found is not None else None
         offsets.extend(known if known is not None else
-                       watched_mentions(text, bound, index.watched_in(text), index.watched_prefixes))
+                       watched_mentions(text, bound, index.watched_in(text), index.watched_prefixes,
+                                        index.decorator_names))
     if names and found is not None and found.others is not None:
         offsets.extend(found.others)
     else:

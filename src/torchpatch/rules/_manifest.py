@@ -24,13 +24,13 @@ from torchpatch.versions import Version
 
 #: Where the manifests live unless ``TORCHPATCH_MANIFEST_DIR`` says otherwise (beside pip's and ruff's caches).
 MANIFEST_ENV = "TORCHPATCH_MANIFEST_DIR"
-_FORMAT = 5
+_FORMAT = 6
 _KEPT_MANIFESTS = 4
 _PACKAGE = Path(__file__).resolve().parents[1]
 _FINGERPRINTED_SUFFIXES = (".py", ".toml", ".json", ".gz")
 #: Metadata fields copied from each rule class; the sets are what ``RuleIndex`` indexes.
-_NAME_SETS = ("calls", "references_to", "methods", "methods_with_mention", "words_needed", "attributes_assigned",
-              "dependencies", "methods_defined")
+_NAME_SETS = ("calls", "references_to", "methods", "methods_with_mention", "words_needed", "decorators_only",
+              "attributes_assigned", "dependencies", "methods_defined")
 
 
 @lru_cache(maxsize=1)
@@ -63,8 +63,8 @@ class RuleFacts:
     watched-name sets, ``since()``), so selection code takes a fact or a rule class alike."""
 
     __slots__ = ("code", "name", "module", "class_name", "opt_in", "torchfix_codes", "_since", "_kind",
-                 "calls", "references_to", "methods", "methods_with_mention", "words_needed", "attributes_assigned",
-                 "dependencies", "methods_defined")
+                 "calls", "references_to", "methods", "methods_with_mention", "words_needed", "decorators_only",
+                 "attributes_assigned", "dependencies", "methods_defined")
 
     def __init__(self, entry: dict) -> None:
         self.code = entry["code"]
@@ -99,8 +99,8 @@ class LazyRule:
     watched name imports no rule."""
 
     __slots__ = ("code", "name", "opt_in", "torchfix_codes", "calls", "references_to", "methods",
-                 "methods_with_mention", "words_needed", "attributes_assigned", "dependencies", "methods_defined", "_facts",
-                 "_rule")
+                 "methods_with_mention", "words_needed", "decorators_only", "attributes_assigned", "dependencies",
+                 "methods_defined", "_facts", "_rule")
 
     def __init__(self, facts: RuleFacts) -> None:
         self._facts = facts

@@ -95,6 +95,9 @@ class Rule:
     #: ``references_to``: the keyword argument or the literal it looks for (TP231's ``pin_memory_device``). In a
     #: text with none of them, the names only such rules watch are not looked for. Empty: no such word.
     words_needed: ClassVar[frozenset[str]] = frozenset()
+    #: Of ``references_to``, the names the rule reports only where one is a decorator (``@name``, ``@name(...)``):
+    #: where no other rule watches them, the engine looks for them only after an ``@`` (TP259's ``@torch.no_grad()``).
+    decorators_only: ClassVar[frozenset[str]] = frozenset()
     attributes_assigned: ClassVar[frozenset[str]] = frozenset()  # ``obj.NAME = ...`` on objects of any type
     methods_defined: ClassVar[frozenset[str]] = frozenset()  # ``class C: def NAME(...)`` (a protocol method)
     dependencies: ClassVar[frozenset[str]] = frozenset()  # package names in requirements/pyproject/setup.cfg

@@ -37,6 +37,7 @@ class GradModeClassDecorator(Rule):
     references = ("https://docs.pytorch.org/docs/stable/generated/torch.no_grad.html",)
     catalog_ids = ("ag.grad-mode",)
     references_to = DECORATORS
+    decorators_only = DECORATORS  # check_reference reports a reference that is a class's decorator, nothing else
 
     VALID = [
         Valid("import torch\nclass Evaluator:\n    @torch.no_grad()\n    def __init__(self):\n"
