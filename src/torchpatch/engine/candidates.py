@@ -89,8 +89,7 @@ def decorator_mentions(text: str, bound: dict[str, set[str]], decorators: frozen
         written = _mention_pattern(name).match(text, at.start(1))
         if written is None:
             continue
-        verdict = _follow_parts(written.group(1).split(".")[1:], starts, decorators, prefixes) \
-            if written.group(1) else starts
+        verdict = _written_verdict(written.group(1), starts, decorators, prefixes)
         if verdict is True or (verdict is not False and _follow_chain(text, written.end(), verdict, decorators, prefixes)):
             found.append(at.start(1))
     return found
@@ -115,8 +114,7 @@ def _mentions_anywhere(text: str, bound: dict[str, set[str]], watched: frozenset
             written = mention.group(1)
             verdict = verdicts.get(written)
             if verdict is None:
-                verdict = verdicts[written] = _follow_parts(written.split(".")[1:], starts, watched, prefixes) \
-                    if written else starts
+                verdict = verdicts[written] = _written_verdict(written, starts, watched, prefixes)
             if verdict is True or (verdict is not False and _follow_chain(text, mention.end(), verdict, watched, prefixes)):
                 found.append(mention.start())
     return found
@@ -129,6 +127,12 @@ def _mention_pattern(name: str) -> re.Pattern:
     comes first, so that the regex engine searches for it as a literal."""
     escaped = re.escape(name)
     return re.compile(rf"{escaped}(?<!\w{escaped})(?!\w)((?:\.[^\W\d]\w*)*)")
+
+
+def _written_verdict(written: str, starts: list[str], watched: frozenset[str],
+                     prefixes: frozenset[str]) -> list[str] | bool:
+    """_follow_parts of a mention's ``.attr`` parts written without a gap (``_mention_pattern``'s group 1)."""
+    return _follow_parts(written.split(".")[1:], starts, watched, prefixes) if written else starts
 
 
 def _follow_parts(attributes: list[str], live: list[str], watched: frozenset[str],
@@ -651,7 +655,7 @@ def nothing_to_walk_by_text(text: str, index: "RuleIndex", star_exports: Callabl
             return False  # every mention of the name is watched, its import's own included
         for mention in _mention_pattern(name).finditer(text):
             written = mention.group(1)
-            live = _follow_parts(written.split(".")[1:], starts, watched, prefixes) if written else starts
+            live = _written_verdict(written, starts, watched, prefixes)
             if live is True:
                 return False
             if live is False:
