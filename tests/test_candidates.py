@@ -234,6 +234,27 @@ SKIP_EDGES = {
         "import torch\nfrozen = torch.no_grad\n@frozen()\nclass Evaluator:\n    pass\n", "TP259"),
     "a decorator with spaces in its chain": (
         "import torch\n@torch . autograd . no_grad()\nclass Evaluator:\n    pass\n", "TP259"),
+    # A rule's class_decorators_only: skipped above a def, so every other statement below one is still a class.
+    "a class decorator above other decorators": (
+        "import torch\n@torch.no_grad()\n@dataclass\nclass Evaluator:\n    pass\n", "TP259"),
+    "a class decorator with a comment line before the class": (
+        "import torch\n@torch.inference_mode()  # (def)\n# def\nclass P:\n    pass\n", "TP259"),
+    "a class decorator whose argument holds a string": (
+        "import torch\n@torch.set_grad_enabled(bool('def'))\nclass P:\n    pass\n", "TP259"),
+    # Rule.call_needs: a call of a gated name counts where its arguments may meet the need.
+    "a gated call whose argument holds a parenthesis in a string": (
+        "import torch\nopt = torch.optim.SGD(set(ps), lr=0.1, tag=')')\n", "TP234"),
+    "a gated call imported by name": ("from torch.optim import SGD\nopt = SGD({w, b}, lr=0.1)\n", "TP234"),
+    "a gated call through an alias": ("import torch\nsgd = torch.optim.SGD\nopt = sgd({w, b})\n", "TP234"),
+    "a gated call's keyword across lines": (
+        "import torch.nn.functional as F\nloss = F.cross_entropy(p, t,\n    size_average  # legacy\n    = False)\n", "TP216"),
+    "a gated call's legacy argument by position": (
+        "import torch.nn.functional as F\nloss = F.nll_loss(p, t, w, False)\n", "TP216"),
+    "a gated call that leaves out an argument, over lines with comments": (
+        "import torch.nn.functional as F\ny = F.softmax(\n    x,  # dim=1 (later)\n)\n", "TP209"),
+    "a gated call that passes None": ("import torch.nn.functional as F\ny = F.softmax(x, None)\n", "TP209"),
+    "a gated call with a triple-quoted string": (
+        "import torch.nn.functional as F\ny = F.softmax(g(\"\"\"dim=1, 2)\n'\"\"\"))\n", "TP209"),
     "super().__init__ of a watched class imported by name": (
         "from torch.nn import MSELoss as Base\nclass SumMSE(Base):\n    def __init__(self):\n"
         "        super().__init__(size_average=False)\n", "TP209"),
@@ -285,6 +306,14 @@ NOTHING_TO_WALK = {
     "a name watched only as a decorator, used as a context manager": (
         "import torch\nwith torch.no_grad():\n    y = model(x)\n"),
     "a call whose rule needs a word the text lacks": "import torch\ndevice = torch.device('cuda')\nx = torch.ones(2, device=device)\n",
+    "a grad-mode decorator above a function": "import torch\n@torch.no_grad()\ndef predict(model, x):\n    return model(x)\n",
+    "grad-mode decorators above async and stacked functions": (
+        "import torch\nclass M:\n    @torch.inference_mode()  # fast\n    @staticmethod\n\n    async def f(x):\n"
+        "        return x\n    @torch.autograd.no_grad\n    @functools.lru_cache(maxsize=2)\n    def g(x):\n        return x\n"),
+    "calls that cannot meet their rules' needs": (
+        "import torch\nimport torch.nn.functional as F\nopt = torch.optim.Adam(model.parameters(), lr=1e-3)\n"
+        "y = F.softmax(x, dim=-1)\nz = F.log_softmax(x, 1)  # (dim)\nloss = F.cross_entropy(p, t, label_smoothing=0.1)\n"
+        "head = torch.nn.Softmax(dim=1)\nnorm = torch.nn.BatchNorm1d(8, affine=False)\n"),
     "super().__init__ of a class no rule watches": (
         "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n        self.fc = nn.Linear(2, 2)\n"),
@@ -361,6 +390,9 @@ TEXT_SKIPS = {
     "a name watched only as a decorator, not after an @": (
         "import torch\nwith torch.no_grad():\n    y = a @ torch.ones(2)\n"),
     "an import written in a comment": "import torch\n# from torch.cuda import amp: the old way\nx = torch.cat([a])\n",
+    "a grad-mode decorator above a function": NOTHING_TO_WALK["a grad-mode decorator above a function"],
+    "calls that cannot meet their rules' needs": NOTHING_TO_WALK["calls that cannot meet their rules' needs"],
+    "a gated call imported by name": "from torch.optim import SGD\nopt = SGD(model.parameters(), lr=0.1)\n",
 }
 
 
@@ -409,3 +441,41 @@ def test_a_rule_needing_words_reports_only_where_its_text_holds_one():
     for rule in needing:
         for example in rule.INVALID:
             assert any(word in example_code(example) for word in rule.words_needed), rule.code
+
+
+@pytest.mark.parametrize("arguments, shape", [
+    ("()", ((), 0, ())),
+    ("(x, 1,)", ((), 2, ())),
+    ("(x, dim = -1)", (("dim",), 1, ())),
+    ("(x,\n  # a, b\n  dim\n  =1)", (("dim",), 1, ())),
+    ("(f(a, b), [c, d], {e: g}, 'h, i', r'\\\\', b\"j)\")", ((), 6, ())),
+    ("(x == y, a <= b, (c := 2))", ((), 3, ())),
+    ("(x, *rest, y)", ((), 1, ("*",))),
+    ("(x, **options)", ((), 1, ("**",))),
+    ("('''a)\n'b''', \\\n y)", ((), 2, ())),
+])
+def test_the_text_reads_a_call_s_arguments_as_the_parser_does(arguments, shape):
+    from torchpatch.engine.candidates import _call_arguments
+
+    text = f"call{arguments}\nrest"
+    found = _call_arguments(text, 4)
+    assert found is not None and found[0] == arguments
+    assert (tuple(sorted(found[1])), found[2], tuple(sorted(found[3]))) == shape
+
+
+@pytest.mark.parametrize("arguments", ["(f'{x})')", "(x, key=lambda a, b: a)", "(x, 'open", "(x, [1)", "(x",
+                                       "(x, \\ y)", "(x, T'{y}')", "(x, \uff44im=1)", "(x  # comment"])
+def test_the_text_gives_up_on_arguments_it_cannot_read_for_certain(arguments):
+    from torchpatch.engine.candidates import _call_arguments
+
+    assert _call_arguments(f"call{arguments}", 4) is None
+
+
+def test_call_gates_are_names_only_rules_with_a_need_call_and_none_references():
+    from torchpatch.engine.checker import RuleIndex
+
+    index = RuleIndex(all_rules())
+    assert index.call_gates
+    for name in index.call_gates:
+        assert name in index.calls and name not in index.references
+        assert all(name in rule.call_needs for rule in index.calls[name])

@@ -210,5 +210,24 @@ def test_method_offsets_are_the_method_patterns_matches():
     for path in sorted([*(ROOT / "tests" / "fixtures").rglob("*.py"), *(ROOT / "examples").rglob("*.py")]):
         texts.append(path.read_text(encoding="utf-8"))
     texts += [example_code(example) for rule in all_rules() for example in (*rule.VALID, *rule.INVALID)]
+    from torchpatch.engine.candidates import call_may_meet
+
+    gates = index.method_gates
     for text in texts:
-        assert index.method_offsets(text) == [match.start() for match in index.method_pattern.finditer(text)], text
+        assert index.method_offsets(text) == [
+            match.start() for match in index.method_pattern.finditer(text)
+            if match.group(1) not in gates or call_may_meet(text, match.end() - 1, gates[match.group(1)])], text
+
+
+def test_method_calls_that_cannot_meet_their_rules_needs_are_not_candidates():
+    """Rule.method_needs: ``optimizer.step()``, ``model.state_dict()``, ``x.add(y)`` are not reported by any rule."""
+    from torchpatch.engine.settings import Settings
+
+    settings = Settings()
+    settings.select = ["ALL"]
+    index = settings.rules_for(Path("snippet.py"))
+    skipped = "opt.step()\nmodel.state_dict(prefix='m.')\nx.add(y)\np.add_(g, alpha=-lr)\nx.scatter_(0, i, s)\n"
+    kept = "sched.step(1)\nopt.step(closure)\nx.add(2, y)\nmodel.state_dict(d, 'p.')\nx.scatter_(0, i, s, reduce='add')\n"
+    assert index.method_offsets(skipped) == []
+    assert [kept[offset:kept.index("(", offset)] for offset in index.method_offsets(kept)] == [
+        ".step", ".step", ".add", ".state_dict", ".scatter_"]

@@ -26,10 +26,11 @@ import bisect
 import functools
 import re
 import unicodedata
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from torchpatch.engine.resolve import TRACKED_ROOTS, ScopeTree, is_chain
 from torchpatch.engine.source import Locator
+from torchpatch.rules.base import CallNeed
 
 if TYPE_CHECKING:
     from torchpatch.engine.checker import RuleIndex
@@ -55,48 +56,78 @@ def bound_qualnames(scopes: ScopeTree, names: Iterable[str]) -> dict[str, set[st
 
 
 def watched_mentions(text: str, bound: dict[str, set[str]], watched: frozenset[str],
-                     prefixes: frozenset[str], decorators: frozenset[str] = frozenset()) -> list[int]:
+                     prefixes: frozenset[str], decorators: frozenset[str] = frozenset(),
+                     class_decorators: frozenset[str] = frozenset(),
+                     call_gates: Mapping[str, CallNeed] | None = None) -> list[int]:
     """Offsets of the mentions of the names in ``bound`` whose chain can reach a watched qualified name.
 
     ``watched``: the qualified names the rules dispatch on; ``prefixes``: those and each of their dotted
     prefixes (``torch``, ``torch.cuda``, ``torch.cuda.amp``, ``torch.cuda.amp.autocast``); ``decorators``: names
-    that count only in a chain written right after an ``@`` (decorator_mentions).
+    that count only in a chain written right after an ``@`` (decorator_mentions), and of them
+    ``class_decorators`` only above a class; ``call_gates``: names that count only in a call that may meet
+    their need (RuleIndex.call_gates, see _call_may_meet).
     """
-    found = _mentions_anywhere(text, bound, watched, prefixes)
+    found = _mentions_anywhere(text, bound, watched, prefixes, call_gates)
     if decorators and "@" in text:
-        found.extend(decorator_mentions(text, bound, decorators, prefixes))
+        found.extend(decorator_mentions(text, bound, decorators, prefixes, class_decorators))
     return found
 
 
 #: ``@`` and the name that starts the chain after it (blanks, parentheses and line continuations between).
 _DECORATOR_START = re.compile(r"@(?:[ \t\f(]|\\\n)*([^\W\d]\w*)")
+#: What follows a decorator's chain when the statement it decorates is a function: an optional call with
+#: plain arguments (no string, comment, bracket or continuation in them), the end of the line, more such
+#: decorator lines or blank and comment lines, then ``def`` or ``async def``.
+_DECORATES_A_FUNCTION = re.compile(
+    r"(?:[ \t\f]*\([^'\"\\#()\[\]{}\r\n]*\))?[ \t\f]*(?:#[^\r\n]*)?\r?\n"
+    r"(?:[ \t\f]*(?:@[^'\"\\#()\[\]{}\r\n]*(?:\([^'\"\\#()\[\]{}\r\n]*\))?[ \t\f]*)?(?:#[^\r\n]*)?\r?\n)*"
+    r"[ \t\f]*(?:async[ \t\f]+)?def(?!\w)")
 
 
 def decorator_mentions(text: str, bound: dict[str, set[str]], decorators: frozenset[str],
-                       prefixes: frozenset[str]) -> list[int]:
+                       prefixes: frozenset[str], class_decorators: frozenset[str] = frozenset()) -> list[int]:
     """Offsets of the names in ``bound`` written right after an ``@`` whose chain can reach one of ``decorators``
     (read as watched_mentions reads a chain). More than decorators are read (``a @ b``, an e-mail address in a
-    string): that only keeps more."""
+    string): that only keeps more. A chain written in one piece that is only ``class_decorators`` is skipped where
+    the text after it shows that it decorates a function (``_DECORATES_A_FUNCTION``)."""
     found: list[int] = []
     for at in _DECORATOR_START.finditer(text):
         name = at.group(1)
         starts = [q for q in bound.get(name, ()) if q in prefixes]
         if not starts:
             continue
-        if any(q in decorators for q in starts):
-            found.append(at.start(1))
-            continue
         written = _mention_pattern(name).match(text, at.start(1))
-        if written is None:
-            continue
-        verdict = _written_verdict(written.group(1), starts, decorators, prefixes)
-        if verdict is True or (verdict is not False and _follow_chain(text, written.end(), verdict, decorators, prefixes)):
-            found.append(at.start(1))
+        if not any(q in decorators for q in starts):
+            if written is None:
+                continue
+            verdict = _written_verdict(written.group(1), starts, decorators, prefixes)
+            if verdict is False or (verdict is not True
+                                    and not _follow_chain(text, written.end(), verdict, decorators, prefixes)):
+                continue
+        if class_decorators and written is not None:
+            ends = [q for q in _chain_end(written.group(1), starts, decorators, prefixes) or () if q in decorators]
+            if ends and all(q in class_decorators for q in ends) and _DECORATES_A_FUNCTION.match(text, written.end()):
+                continue
+        found.append(at.start(1))
     return found
 
 
+def _chain_end(written: str, starts: list[str], names: frozenset[str], prefixes: frozenset[str]) -> list[str] | None:
+    """The qualified names a chain written as ``written`` after a name bound to ``starts`` is at its end (those
+    still in ``prefixes``); None when one of ``names`` comes before the end (``torch.optim.Adam`` in
+    ``torch.optim.Adam.step``) or a part is not ASCII (Python reads it NFKC-normalized: left to _follow_parts)."""
+    if not written.isascii():
+        return None
+    live = starts
+    for attribute in written.split(".")[1:]:
+        if any(q in names for q in live):
+            return None
+        live = [extended for q in live if (extended := f"{q}.{attribute}") in prefixes]
+    return live
+
+
 def _mentions_anywhere(text: str, bound: dict[str, set[str]], watched: frozenset[str],
-                       prefixes: frozenset[str]) -> list[int]:
+                       prefixes: frozenset[str], call_gates: Mapping[str, CallNeed] | None = None) -> list[int]:
     """watched_mentions without its decorators."""
     found: list[int] = []
     for name, qualnames in bound.items():
@@ -104,20 +135,149 @@ def _mentions_anywhere(text: str, bound: dict[str, set[str]], watched: frozenset
         if not starts:
             continue  # bound only to things no watched name starts with: no mention of it can matter
         if any(q in watched for q in starts):
-            found.extend(word_offsets_of(text, name, len(text)))
+            offsets = word_offsets_of(text, name, len(text))
+            need = _gate_of("", starts, watched, prefixes, call_gates) if call_gates else None
+            if need is not None:
+                after = len(name)
+                offsets = [offset for offset in offsets if not (text.startswith("(", offset + after)
+                                                                and not call_may_meet(text, offset + after, need))]
+            found.extend(offsets)
             continue
         # Each mention with the ``.attr`` parts written right after it (no gap: most of them) in one regex
         # pass; a file spells few distinct such chains, so each is followed once. Where one is still the
         # start of a watched name at its end, the rest is read as _follow_chain reads any chain.
         verdicts: dict[str, list[str] | bool] = {}
+        gates: dict[str, CallNeed | None] = {}
         for mention in _mention_pattern(name).finditer(text):
             written = mention.group(1)
             verdict = verdicts.get(written)
             if verdict is None:
                 verdict = verdicts[written] = _written_verdict(written, starts, watched, prefixes)
-            if verdict is True or (verdict is not False and _follow_chain(text, mention.end(), verdict, watched, prefixes)):
+            if verdict is True:
+                if call_gates and text.startswith("(", mention.end()):
+                    need = gates[written] if written in gates else gates.setdefault(
+                        written, _gate_of(written, starts, watched, prefixes, call_gates))
+                    if need is not None and not call_may_meet(text, mention.end(), need):
+                        continue
+                found.append(mention.start())
+            elif verdict is not False and _follow_chain(text, mention.end(), verdict, watched, prefixes):
                 found.append(mention.start())
     return found
+
+
+def _gate_of(written: str, starts: list[str], watched: frozenset[str], prefixes: frozenset[str],
+             call_gates: Mapping[str, CallNeed]) -> CallNeed | None:
+    """The need a call of the chain written as ``written`` after a name bound to ``starts`` must be able to meet,
+    when every watched name the chain is at its end is gated (``call_gates``) and none comes before the end; else
+    None: every such call counts."""
+    reached = [q for q in _chain_end(written, starts, watched, prefixes) or () if q in watched]
+    if not reached or any(q not in call_gates for q in reached):
+        return None
+    need = call_gates[reached[0]]
+    for q in reached[1:]:
+        need = need.merged(call_gates[q])
+    return need
+
+
+#: In a call's arguments, what the scan stops at: a bracket, a comma, a quote, a comment, a line continuation.
+_ARGUMENT_STOP = re.compile(r"""[()\[\]{},#\\'"]""")
+#: The rest of a string after its opening quote (a backslash escapes any character, a newline included).
+_STRING_END = {
+    "'": re.compile(r"(?:[^\\'\n]|\\[\s\S])*'"),
+    '"': re.compile(r'(?:[^\\"\n]|\\[\s\S])*"'),
+    "'''": re.compile(r"(?:[^\\']|\\[\s\S]|'(?!''))*'''"),
+    '"""': re.compile(r'(?:[^\\"]|\\[\s\S]|"(?!""))*"""'),
+}
+#: The start of one argument: ``*`` / ``**``, or a keyword's name and ``=`` (not ``==``).
+_ARGUMENT_HEAD = re.compile(_GAP + r"(?:(\*\*?)|([A-Za-z_]\w*)" + _GAP + r"=(?!=))?")
+_OPENING_OF = {")": "(", "]": "[", "}": "{"}
+
+
+def call_may_meet(text: str, opening: int, need: CallNeed) -> bool:
+    """Whether the call whose ``(`` is at ``opening`` may meet ``need`` (see CallNeed): False only when its
+    arguments, read here as the parser reads them, surely do not; True for anything not read to the end
+    (an f-string, a lambda, a string not closed on its line, no closing parenthesis)."""
+    shape = _call_arguments(text, opening)
+    if shape is None:
+        return True
+    arguments, keywords, positional, unpacked = shape
+    if any(word in arguments for word in need.words):
+        return True
+    for parameter, position in need.passed:
+        if parameter in keywords or "**" in unpacked or (
+                position is not None and (positional > position or "*" in unpacked)):
+            return True
+    if need.missing:
+        if "None" in arguments:
+            return True  # ``dim=None`` leaves it out for torch
+        for parameter, position in need.missing:
+            if parameter not in keywords and (position is None or positional <= position):
+                return True
+    return False
+
+
+def _call_arguments(text: str, opening: int) -> tuple[str, frozenset[str], int, frozenset[str]] | None:
+    """The call's parenthesized text, its keywords' names, how many arguments it passes by position before any
+    unpacking, and which unpackings (``*``, ``**``) it holds; None where the text is not read to its end here."""
+    heads = [opening + 1]  # where each argument starts
+    brackets: list[str] = []
+    position = opening
+    while True:
+        stop = _ARGUMENT_STOP.search(text, position)
+        if stop is None:
+            return None
+        character = stop.group()
+        position = stop.end()
+        if character in "([{":
+            brackets.append(character)
+        elif character in ")]}":
+            if not brackets or brackets.pop() != _OPENING_OF[character]:
+                return None
+            if not brackets:
+                break
+        elif character == ",":
+            if len(brackets) == 1:
+                heads.append(position)
+        elif character == "#":
+            position = text.find("\n", position)
+            if position == -1:
+                return None
+        elif character == "\\":
+            if not text.startswith("\n", position):
+                return None
+            position += 1
+        else:
+            start = stop.start()
+            prefix_start = start
+            while prefix_start and text[prefix_start - 1] in _PREFIX_LETTERS:
+                prefix_start -= 1
+            if prefix_start < start:
+                before = text[prefix_start - 1] if prefix_start else " "
+                if before.isalnum() or before == "_" or not set(text[prefix_start:start].lower()) <= {"r", "b", "u"}:
+                    return None  # an f- or t-string, whose braces hold code: not read here
+            quote = character * 3 if text.startswith(character * 3, start) else character
+            end = _STRING_END[quote].match(text, start + len(quote))
+            if end is None:
+                return None
+            position = end.end()
+    keywords: set[str] = set()
+    unpacked: set[str] = set()
+    positional = 0
+    for head, end in zip(heads, [*heads[1:], position]):
+        segment = text[head:end - 1]
+        if "lambda" in segment or not segment.isascii():
+            return None  # ``lambda a, b: ...``: its commas are not the call's; a name Python reads NFKC-normalized
+        match = _ARGUMENT_HEAD.match(segment)
+        if match.group(1):
+            unpacked.add(match.group(1))
+        elif match.group(2):
+            keywords.add(match.group(2))
+        elif match.end() < len(segment) and not unpacked:
+            positional += 1
+    return text[opening:position], frozenset(keywords), positional, frozenset(unpacked)
+
+
+_PREFIX_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -376,7 +536,7 @@ def nothing_to_walk(text: str, tree: ast.Module, index: "RuleIndex",
         qualnames = _alias_qualnames(bound, aliases, index.watched_prefixes)
         found.qualnames = {name: qualnames.get(name, set()) for name in names}
         found.watched = watched_mentions(text, found.qualnames, index.watched_in(text), index.watched_prefixes,
-                                         index.decorator_names)
+                                         index.decorator_names, index.class_decorator_names, index.call_gates)
         if found.watched:
             rows.update(rows_of(text, list(found.watched)))
         offsets = index.method_offsets(text, mentioned=bool(found.watched))
@@ -645,18 +805,39 @@ def nothing_to_walk_by_text(text: str, index: "RuleIndex", star_exports: Callabl
         _import_bindings(statement, bound, star_exports)
     if not bound:
         return True  # no name is tracked: nothing_to_walk computes no candidate row
-    watched, prefixes = index.watched_in(text), index.watched_prefixes
+    watched, prefixes, gates = index.watched_in(text), index.watched_prefixes, index.call_gates
     span_starts = [span[0] for span in spans]
+
+    def in_an_import(offset: int) -> bool:
+        at = bisect.bisect_right(span_starts, offset) - 1
+        return at >= 0 and offset < spans[at][1]
+
     for name, qualnames in bound.items():
         starts = [q for q in qualnames if q in prefixes]
         if not starts:
             continue
         if any(q in watched for q in starts):
-            return False  # every mention of the name is watched, its import's own included
+            # Every mention of the name is watched (its import's own is an import row): a candidate unless it
+            # is a call that cannot meet its gate (_mentions_anywhere).
+            need = _gate_of("", starts, watched, prefixes, gates) if gates else None
+            if need is None:
+                return False
+            after = len(name)
+            for offset in word_offsets_of(text, name, len(text)):
+                if not (in_an_import(offset) or text.startswith("(", offset + after)
+                        and not call_may_meet(text, offset + after, need)):
+                    return False
+            continue
+        needs: dict[str, CallNeed | None] = {}
         for mention in _mention_pattern(name).finditer(text):
             written = mention.group(1)
             live = _written_verdict(written, starts, watched, prefixes)
             if live is True:
+                if gates and text.startswith("(", mention.end()):
+                    need = needs[written] if written in needs else needs.setdefault(
+                        written, _gate_of(written, starts, watched, prefixes, gates))
+                    if need is not None and not call_may_meet(text, mention.end(), need):
+                        continue
                 return False
             if live is False:
                 continue
@@ -667,12 +848,12 @@ def nothing_to_walk_by_text(text: str, index: "RuleIndex", star_exports: Callabl
                 continue
             if _CLOSING_THEN_DOT.match(text, position) is not None:
                 return False  # a watched mention for nothing_to_walk
-            at = bisect.bisect_right(span_starts, mention.start()) - 1
-            if at >= 0 and mention.start() < spans[at][1]:
+            if in_an_import(mention.start()):
                 continue  # part of an import statement
             if _may_be_alias_value(text, mention.start(), position):
                 return False
-    if index.decorator_names and "@" in text and decorator_mentions(text, bound, index.decorator_names, prefixes):
+    if index.decorator_names and "@" in text and decorator_mentions(text, bound, index.decorator_names, prefixes,
+                                                                     index.class_decorator_names):
         return False
     end = len(text)
     return not any(word_offsets_of(text, name, end) for name in index.attributes)

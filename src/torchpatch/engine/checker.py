@@ -8,8 +8,8 @@ import re
 from typing import Iterable, Sequence
 
 from torchpatch._record import Record
-from torchpatch.engine.candidates import (Mentions, bound_qualnames, nothing_to_walk, nothing_to_walk_by_text, rows_of,
-                                          watched_mentions, word_offsets_of)
+from torchpatch.engine.candidates import (Mentions, bound_qualnames, call_may_meet, nothing_to_walk,
+                                          nothing_to_walk_by_text, rows_of, watched_mentions, word_offsets_of)
 from torchpatch.engine.guards import (BODY_IS_OLD, BOTH, ELSE_IS_OLD, getattr_fallback, handler_is_fallback,
                                       import_returns_early, old_branch, operands_on_new_releases)
 from torchpatch.engine.resolve import (TRACKED_ROOTS, Binding, Scope, ScopeTree, first_row as _first_row,
@@ -17,7 +17,7 @@ from torchpatch.engine.resolve import (TRACKED_ROOTS, Binding, Scope, ScopeTree,
 from torchpatch.engine.source import Locator
 from torchpatch.findings import SAFE, UNSAFE, Diagnostic, Edit, Fix
 from torchpatch.rules._api_db import star_exports
-from torchpatch.rules.base import Rule
+from torchpatch.rules.base import CallNeed, Rule
 from torchpatch.syntax import annotations_of, chain_root
 from torchpatch.versions import Version
 
@@ -369,7 +369,22 @@ class RuleIndex:
         self.decorator_names = frozenset(
             name for name, rules in self.references.items()
             if all(name in rule.decorators_only for rule in (*self.calls.get(name, ()), *rules)))
+        #: Of those, the names reported only where they decorate a class (Rule.class_decorators_only).
+        self.class_decorator_names = frozenset(
+            name for name in self.decorator_names
+            if all(name in rule.class_decorators_only for rule in (*self.calls.get(name, ()), *self.references[name])))
         self._watched_elsewhere = self.watched - self.decorator_names
+        #: The names whose every rule reports only a call that meets a need (Rule.call_needs), with what such a
+        #: call must show for one of them: a call that shows none of it is not a candidate (engine/candidates.py).
+        self.call_gates: dict[str, CallNeed] = {}
+        for name, rules in self.calls.items():
+            if name in self.references or not all(name in rule.call_needs for rule in rules):
+                continue
+            self.call_gates[name] = _merged_need(rule.call_needs[name] for rule in rules)
+        #: The same for method names (Rule.method_needs): a method call that cannot meet it is not a candidate.
+        self.method_gates: dict[str, CallNeed] = {
+            name: _merged_need(rule.method_needs[name] for rule in rules)
+            for name, rules in self.methods.items() if all(name in rule.method_needs for rule in rules)}
         #: The rules that report only in a text holding one of their words_needed, and watched_in's answers.
         self._rules_needing_words = [rule for rule in self.rules if rule.words_needed]
         self._watched_without: dict[frozenset, frozenset[str]] = {}
@@ -406,16 +421,27 @@ class RuleIndex:
         return any(name not in gated for _, name in self._method_matches(text))
 
     def _method_matches(self, text: str) -> list[tuple[int, str]]:
-        """(offset, method name) of each match of ``method_pattern``; the last text's are kept, as one tuple
-        (read at once: threads may share the index), for the tree's pass over the file that the text's began."""
+        """(offset, method name) of each match of ``method_pattern`` whose call may meet its name's gate
+        (``method_gates``); the last text's are kept, as one tuple (read at once: threads may share the index),
+        for the tree's pass over the file that the text's began."""
         if self.method_pattern is None:
             return []
         last = self._last_method_matches
         if last is not None and last[0] is text:
             return last[1]
-        matches = [(match.start(), match.group(1)) for match in self.method_pattern.finditer(text)]
+        gates = self.method_gates
+        matches = [(match.start(), name) for match in self.method_pattern.finditer(text)
+                   if (name := match.group(1)) not in gates or call_may_meet(text, match.end() - 1, gates[name])]
         self._last_method_matches = (text, matches)
         return matches
+
+
+def _merged_need(needs: Iterable[CallNeed]) -> CallNeed:
+    """What several rules watching one name need together: any one rule's need."""
+    merged = None
+    for need in needs:
+        merged = need if merged is None else merged.merged(need)
+    return merged
 
 
 def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, min_torch: Version,
@@ -523,7 +549,7 @@ def _candidate_rows(text: str, scopes: ScopeTree, index: RuleIndex, every_mentio
         known = found.watched_offsets(bound, index.watched_prefixes) if found is not None else None
         offsets.extend(known if known is not None else
                        watched_mentions(text, bound, index.watched_in(text), index.watched_prefixes,
-                                        index.decorator_names))
+                                        index.decorator_names, index.class_decorator_names, index.call_gates))
     if names and found is not None and found.others is not None:
         offsets.extend(found.others)
     else:

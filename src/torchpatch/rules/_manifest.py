@@ -20,17 +20,20 @@ from functools import lru_cache
 from pathlib import Path
 
 import torchpatch
+from torchpatch.rules.base import CallNeed
 from torchpatch.versions import Version
 
 #: Where the manifests live unless ``TORCHPATCH_MANIFEST_DIR`` says otherwise (beside pip's and ruff's caches).
 MANIFEST_ENV = "TORCHPATCH_MANIFEST_DIR"
-_FORMAT = 6
+_FORMAT = 7
 _KEPT_MANIFESTS = 4
 _PACKAGE = Path(__file__).resolve().parents[1]
 _FINGERPRINTED_SUFFIXES = (".py", ".toml", ".json", ".gz")
 #: Metadata fields copied from each rule class; the sets are what ``RuleIndex`` indexes.
 _NAME_SETS = ("calls", "references_to", "methods", "methods_with_mention", "words_needed", "decorators_only",
-              "attributes_assigned", "dependencies", "methods_defined")
+              "class_decorators_only", "attributes_assigned", "dependencies", "methods_defined")
+#: Name -> CallNeed fields (``Rule.call_needs``, ``Rule.method_needs``).
+_NEED_MAPS = ("call_needs", "method_needs")
 
 
 @lru_cache(maxsize=1)
@@ -63,8 +66,7 @@ class RuleFacts:
     watched-name sets, ``since()``), so selection code takes a fact or a rule class alike."""
 
     __slots__ = ("code", "name", "module", "class_name", "opt_in", "torchfix_codes", "_since", "_kind",
-                 "calls", "references_to", "methods", "methods_with_mention", "words_needed", "decorators_only",
-                 "attributes_assigned", "dependencies", "methods_defined")
+                 *_NEED_MAPS, *_NAME_SETS)
 
     def __init__(self, entry: dict) -> None:
         self.code = entry["code"]
@@ -77,6 +79,9 @@ class RuleFacts:
         self._kind = entry["kind"]
         for field in _NAME_SETS:
             setattr(self, field, frozenset(entry[field]))
+        for field in _NEED_MAPS:
+            setattr(self, field, {name: CallNeed(frozenset(words), tuple(map(tuple, passed)), tuple(map(tuple, missing)))
+                                  for name, (words, passed, missing) in entry[field].items()})
 
     def since(self) -> Version:
         return self._since
@@ -98,14 +103,12 @@ class LazyRule:
     ``check_call``, ``fix_safety``, ``url()``): what ``RuleIndex`` holds, so that a file that mentions no
     watched name imports no rule."""
 
-    __slots__ = ("code", "name", "opt_in", "torchfix_codes", "calls", "references_to", "methods",
-                 "methods_with_mention", "words_needed", "decorators_only", "attributes_assigned", "dependencies",
-                 "methods_defined", "_facts", "_rule")
+    __slots__ = ("code", "name", "opt_in", "torchfix_codes", *_NEED_MAPS, *_NAME_SETS, "_facts", "_rule")
 
     def __init__(self, facts: RuleFacts) -> None:
         self._facts = facts
         self._rule = None
-        for field in ("code", "name", "opt_in", "torchfix_codes", *_NAME_SETS):
+        for field in ("code", "name", "opt_in", "torchfix_codes", *_NEED_MAPS, *_NAME_SETS):
             setattr(self, field, getattr(facts, field))
 
     def since(self) -> Version:
@@ -125,7 +128,9 @@ def _entry(rule: type) -> dict:
     return {"code": rule.code, "name": rule.name, "module": rule.__module__, "class_name": rule.__qualname__,
             "opt_in": bool(rule.opt_in), "torchfix_codes": list(rule.torchfix_codes), "since": str(rule.since()),
             "kind": rule.kind(),
-            **{field: sorted(getattr(rule, field)) for field in _NAME_SETS}}
+            **{field: sorted(getattr(rule, field)) for field in _NAME_SETS},
+            **{field: {name: [sorted(need.words), [list(p) for p in need.passed], [list(m) for m in need.missing]]
+                       for name, need in sorted(getattr(rule, field).items())} for field in _NEED_MAPS}}
 
 
 def _manifest_dir() -> Path:

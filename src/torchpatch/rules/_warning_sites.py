@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from torchpatch._gunzip import gunzip
+from torchpatch.rules.base import CallNeed
 
 DATA_PATH = Path(__file__).with_name("data") / "warning_sites.json.gz"
 _NO_DEFAULT = object()
@@ -129,6 +130,35 @@ def evaluate(atoms: list, bound: dict[str, ast.expr], site: dict,
         if held is None:
             answer = None
     return answer
+
+
+def call_need(site: dict, warnings: list[dict]) -> CallNeed | None:
+    """What a call must show for one of ``warnings`` to hold there (Rule.call_needs), read off their atoms: for
+    each warning, an argument one of its atoms needs given (an atom that does not hold with every argument left
+    out: ``passed``, ``tensor``, ``positional``, a value test its default fails), else one its ``missing`` atom
+    needs left out. None when a warning may hold whatever the call spells. A warning on ``reduction`` may hold
+    through ``size_average=`` / ``reduce=`` too (torch derives the one from the others)."""
+    positional = site["positional"]
+
+    def position(parameter: str) -> int | None:
+        return positional.index(parameter) if parameter in positional else None
+
+    passed: set[tuple[str, int | None]] = set()
+    missing: set[tuple[str, int | None]] = set()
+    for warning in warnings:
+        atoms = warning["when"]
+        given = next((atom for atom in atoms if evaluate([atom], {}, site) is not True), None)
+        if given is not None:
+            kind, parameter = given[:2]
+            passed.add((parameter, len(positional) if kind == "positional" else position(parameter)))
+        else:
+            left_out = next((atom for atom in atoms if atom[0] == "missing"), None)
+            if left_out is None:
+                return None
+            missing.add((left_out[1], position(left_out[1])))
+        if any(atom[1] == "reduction" for atom in atoms):
+            passed.update((parameter, position(parameter)) for parameter in ("size_average", "reduce"))
+    return CallNeed(passed=tuple(sorted(passed, key=str)), missing=tuple(sorted(missing, key=str)))
 
 
 def _holds(kind: str, value, values: list) -> bool:

@@ -18,15 +18,17 @@ _NOT_COVERING_CODES = frozenset({"TP131", "TP228"})
 
 
 class LazyNames:
-    """A class attribute computed on first use, so the database loads only when a rule index needs it."""
+    """A class attribute computed on first use, so the database loads only when a rule index needs it: a
+    frozenset of names, or what ``kind`` makes of ``compute()`` (``dict`` for ``Rule.call_needs``)."""
 
-    def __init__(self, compute) -> None:
+    def __init__(self, compute, kind=frozenset) -> None:
         self._compute = compute
-        self._value: frozenset[str] | None = None
+        self._kind = kind
+        self._value = None
 
-    def __get__(self, instance, owner) -> frozenset[str]:
+    def __get__(self, instance, owner):
         if self._value is None:
-            self._value = frozenset(self._compute())
+            self._value = self._kind(self._compute())
         return self._value
 
 

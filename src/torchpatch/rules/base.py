@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import ClassVar, Iterable
+from typing import ClassVar, Iterable, Mapping, NamedTuple
 
 # The findings a rule returns, and what it sees, live in torchpatch.findings (shared with the engine);
 # they are re-exported here, the rule author's import.
@@ -11,8 +11,8 @@ from torchpatch._record import FrozenRecord
 from torchpatch.findings import SAFE, UNSAFE, Context, Diagnostic, Edit, Fix, Reference
 from torchpatch.versions import Version
 
-__all__ = ["SAFE", "UNSAFE", "Context", "Diagnostic", "Edit", "Fix", "Invalid", "Reference", "Rule", "Valid",
-           "example_code", "example_filename", "example_language"]
+__all__ = ["SAFE", "UNSAFE", "CallNeed", "Context", "Diagnostic", "Edit", "Fix", "Invalid", "Reference", "Rule",
+           "Valid", "example_code", "example_filename", "example_language"]
 
 DOCS_URL = "https://github.com/torchpatch/torchpatch/blob/main/docs/rules/{name}.md"
 
@@ -40,6 +40,27 @@ class Valid(FrozenRecord):
     #: The example runs on CPU under the tests' torch without any deprecation or behaviour-change warning
     #: (tests/test_torch_oracle.py runs it).
     torch_runs_clean: bool = False
+
+
+class CallNeed(NamedTuple):
+    """What a call of a name must show for a rule to report it there: any one of these (``Rule.call_needs``).
+    Read off the call's text by the engine (engine/candidates.py), which stays sure of a "no" only where the
+    arguments are plain: a ``*``, ``**``, f-string or lambda among them makes every way possible."""
+
+    #: Substrings of the parenthesized arguments (``{`` and ``set`` for TP234's set of parameters).
+    words: frozenset[str] = frozenset()
+    #: (parameter, position) an argument may be given for: by keyword, or by position when ``position`` is not
+    #: None and the call passes more than ``position`` positional arguments (``size_average`` of a loss). The
+    #: parameter ``""``, which no keyword names, stands for a positional argument alone (TP258's ``x.add(2, y)``).
+    passed: tuple[tuple[str, int | None], ...] = ()
+    #: (parameter, position) the call may leave out: not by keyword, and not by position (``dim`` of softmax).
+    #: A literal ``None`` counts as left out, so a call that spells ``None`` may leave any of them out.
+    missing: tuple[tuple[str, int | None], ...] = ()
+
+    def merged(self, other: "CallNeed") -> "CallNeed":
+        """A need either of which may be met: what two rules watching one name need together."""
+        return CallNeed(self.words | other.words, tuple(sorted({*self.passed, *other.passed}, key=str)),
+                        tuple(sorted({*self.missing, *other.missing}, key=str)))
 
 
 def example_filename(example: "str | Valid | Invalid") -> str:
@@ -98,6 +119,17 @@ class Rule:
     #: Of ``references_to``, the names the rule reports only where one is a decorator (``@name``, ``@name(...)``):
     #: where no other rule watches them, the engine looks for them only after an ``@`` (TP259's ``@torch.no_grad()``).
     decorators_only: ClassVar[frozenset[str]] = frozenset()
+    #: Of ``decorators_only``, the names the rule reports only where they decorate a class: the engine skips
+    #: one written above a ``def`` (TP259: ``@torch.no_grad()`` on a function is what it is for).
+    class_decorators_only: ClassVar[frozenset[str]] = frozenset()
+    #: Of ``calls`` (and in no ``references_to``), the names the rule reports only in a call that meets a need
+    #: (``CallNeed``): the engine skips a call ``name(...)`` whose text meets none (``torch.optim.Adam(params,
+    #: lr=1e-3)`` for TP234, which looks for a set of parameters). A name any other watching rule lacks a need
+    #: for is never skipped.
+    call_needs: ClassVar[Mapping[str, CallNeed]] = {}
+    #: Of ``methods``, the names the rule reports only in a call that meets a need, as ``call_needs`` (TP209's
+    #: ``scheduler.step(epoch)``: ``optimizer.step()`` is skipped).
+    method_needs: ClassVar[Mapping[str, CallNeed]] = {}
     attributes_assigned: ClassVar[frozenset[str]] = frozenset()  # ``obj.NAME = ...`` on objects of any type
     methods_defined: ClassVar[frozenset[str]] = frozenset()  # ``class C: def NAME(...)`` (a protocol method)
     dependencies: ClassVar[frozenset[str]] = frozenset()  # package names in requirements/pyproject/setup.cfg

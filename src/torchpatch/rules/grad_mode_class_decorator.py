@@ -38,6 +38,7 @@ class GradModeClassDecorator(Rule):
     catalog_ids = ("ag.grad-mode",)
     references_to = DECORATORS
     decorators_only = DECORATORS  # check_reference reports a reference that is a class's decorator, nothing else
+    class_decorators_only = DECORATORS
 
     VALID = [
         Valid("import torch\nclass Evaluator:\n    @torch.no_grad()\n    def __init__(self):\n"

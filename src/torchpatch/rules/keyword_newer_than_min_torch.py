@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchpatch.rules._helpers import is_literal, keyword, remove_argument
-from torchpatch.rules.base import SAFE, Fix, Invalid, Rule, Valid
+from torchpatch.rules.base import SAFE, CallNeed, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v
 
 
@@ -105,6 +105,8 @@ class KeywordNewerThanMinTorch(Rule):
     )
     catalog_ids = ("misc.nn-new-params", "dist.dcp-safetensors")
     calls = frozenset(NEW_KEYWORDS)
+    call_needs = {name: CallNeed(passed=tuple((keyword_name, None) for keyword_name in keywords))
+                  for name, keywords in NEW_KEYWORDS.items()}  # check_call reads keywords only
 
     VALID = [
         Valid("import torch\nnorm = torch.nn.GroupNorm(8, 64, bias=False)\n", min_torch="2.12"),

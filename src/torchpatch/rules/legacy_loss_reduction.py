@@ -7,7 +7,7 @@ import ast
 from torchpatch.rules import _warning_sites
 from torchpatch.rules._helpers import literal
 from torchpatch.rules._wheel_rules import LazyNames
-from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule, Valid
+from torchpatch.rules.base import SAFE, CallNeed, Edit, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v
 
 _LEGACY = ("size_average", "reduce")
@@ -34,6 +34,13 @@ def _method_names() -> set[str]:
 
 
 _answers = is_legacy_reduction_warning
+
+
+def _need(site: dict) -> CallNeed:
+    """What check_call reports on: a legacy keyword given (by name or position), or the literal "elementwise_mean"."""
+    positional = site["positional"]
+    return CallNeed(words=frozenset({"elementwise_mean"}),
+                    passed=tuple((name, positional.index(name) if name in positional else None) for name in _LEGACY))
 
 
 def legacy_reduction(size_average, reduce) -> str:
@@ -70,6 +77,7 @@ class LegacyLossReduction(Rule):
                        "next to each other.")
     references = ("https://pytorch.org/docs/stable/nn.html#loss-functions",)
     calls = LazyNames(_losses)
+    call_needs = LazyNames(lambda: {name: _need(_warning_sites.callables()[name]) for name in _losses()}, kind=dict)
 
     VALID = [
         Valid("import torch\nimport torch.nn.functional as F\nx = torch.randn(4, 3)\ny = torch.randn(4, 3)\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchpatch.rules._helpers import keyword
-from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule
+from torchpatch.rules.base import SAFE, CallNeed, Edit, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 #: torch.optim optimizers (torch 2.13) -> their defining submodule, when it is public.
@@ -52,6 +52,8 @@ class OptimizerParamSet(Rule):
         name for optimizer, module in OPTIMIZERS.items()
         for name in (f"torch.optim.{optimizer}", *([f"torch.optim.{module}.{optimizer}"] if module else ()))
     )
+    # A set is written in the call: ``{...}`` or ``set(...)`` (a name bound to one elsewhere is not reported).
+    call_needs = {name: CallNeed(words=frozenset({"{", "set"})) for name in calls}
 
     VALID = [
         "import torch\nopt = torch.optim.SGD([w, b], lr=0.1)\n",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchpatch.rules import _receivers
-from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule, Valid
+from torchpatch.rules.base import SAFE, CallNeed, Edit, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v
 
 #: method -> {positional argument count of a deprecated form: ((index of a scalar, the keyword it becomes), ...)}.
@@ -91,6 +91,9 @@ class ScalarFirstOverload(Rule):
     catalog_ids = ("torchfix.deprecated-symbols",)
     methods = frozenset(METHODS)
     calls = frozenset(FUNCTIONS)
+    # Reported only with as many positional arguments as a deprecated form has: ``x.add(y)`` is never one.
+    method_needs = {name: CallNeed(passed=(("", min(forms) - 1),)) for name, forms in METHODS.items()}
+    call_needs = {name: CallNeed(passed=(("", min(forms) - 1),)) for name, forms in FUNCTIONS.items()}
 
     VALID = [
         "import torch\np.add_(grad, alpha=-lr)\nv.addcmul_(grad, grad, value=1 - beta2)\n",

@@ -69,6 +69,13 @@ class WarnedArgument(Rule):
     calls = LazyNames(lambda: {name for name, site in _warning_sites.callables().items() if not site["method"]}
                       | {f"{name}.with_args" for name in _observer_classes()})
     methods = LazyNames(lambda: {*_method_sites(), "__init__"})
+    # A call is reported only where a warning's condition may hold (a ``.with_args`` factory: wherever it is called).
+    call_needs = LazyNames(lambda: {name: need for name, site in _warning_sites.callables().items() if not site["method"]
+                                    and (need := _warning_sites.call_need(site, site["warnings"])) is not None},
+                           kind=dict)
+    # Every way a method call is reported goes through a site named ``<class>.<method>``: a call meets no need of
+    # any such site (``optimizer.step()``, ``model.state_dict()``) is not reported.
+    method_needs = LazyNames(lambda: _method_needs(), kind=dict)
     # super().__init__() is reported only when the class's one base resolves to a class in ``calls``.
     methods_with_mention = frozenset({"__init__"})
 
@@ -590,6 +597,22 @@ def _observer_classes() -> set[str]:
     """The classes with sites that torch gives a ``with_args`` factory (the quantization observers)."""
     return {name for name, site in _warning_sites.callables().items()
             if not site["method"] and ".quantization." in name}
+
+
+def _method_needs() -> dict:
+    """For Rule.method_needs: per method name, what a call needs for a warning of a site of that name."""
+    needs: dict = {}
+    ungated: set[str] = {"__init__"}  # super().__init__(): the base class's site, whatever its name
+    for name, site in _warning_sites.callables().items():
+        method = name.rpartition(".")[2]
+        need = _warning_sites.call_need(site, site["warnings"])
+        if need is None:
+            ungated.add(method)
+        elif method in needs:
+            needs[method] = needs[method].merged(need)
+        else:
+            needs[method] = need
+    return {method: need for method, need in needs.items() if method not in ungated}
 
 
 def _method_names() -> set[str]:
