@@ -134,35 +134,48 @@ def _mentions_anywhere(text: str, bound: dict[str, set[str]], watched: frozenset
         starts = [q for q in qualnames if q in prefixes]
         if not starts:
             continue  # bound only to things no watched name starts with: no mention of it can matter
+        gate = _CallGate(starts, watched, prefixes, call_gates)
         if any(q in watched for q in starts):
-            offsets = word_offsets_of(text, name, len(text))
-            need = _gate_of("", starts, watched, prefixes, call_gates) if call_gates else None
-            if need is not None:
-                after = len(name)
-                offsets = [offset for offset in offsets if not (text.startswith("(", offset + after)
-                                                                and not call_may_meet(text, offset + after, need))]
-            found.extend(offsets)
+            after = len(name)
+            found.extend(offset for offset in word_offsets_of(text, name, len(text))
+                         if not gate.shuts(text, "", offset + after))
             continue
         # Each mention with the ``.attr`` parts written right after it (no gap: most of them) in one regex
         # pass; a file spells few distinct such chains, so each is followed once. Where one is still the
         # start of a watched name at its end, the rest is read as _follow_chain reads any chain.
         verdicts: dict[str, list[str] | bool] = {}
-        gates: dict[str, CallNeed | None] = {}
         for mention in _mention_pattern(name).finditer(text):
             written = mention.group(1)
             verdict = verdicts.get(written)
             if verdict is None:
                 verdict = verdicts[written] = _written_verdict(written, starts, watched, prefixes)
             if verdict is True:
-                if call_gates and text.startswith("(", mention.end()):
-                    need = gates[written] if written in gates else gates.setdefault(
-                        written, _gate_of(written, starts, watched, prefixes, call_gates))
-                    if need is not None and not call_may_meet(text, mention.end(), need):
-                        continue
-                found.append(mention.start())
+                if not gate.shuts(text, written, mention.end()):
+                    found.append(mention.start())
             elif verdict is not False and _follow_chain(text, mention.end(), verdict, watched, prefixes):
                 found.append(mention.start())
     return found
+
+
+class _CallGate:
+    """For one bound name (its qualnames ``starts``): whether a watched mention of it, its parts written as
+    ``written`` up to ``end``, is a call that cannot meet the need of the gated name it is (RuleIndex.call_gates,
+    _gate_of); each written chain's need is looked up once."""
+
+    __slots__ = ("starts", "watched", "prefixes", "gates", "needs")
+
+    def __init__(self, starts: list[str], watched: frozenset[str], prefixes: frozenset[str],
+                 gates: Mapping[str, CallNeed] | None) -> None:
+        self.starts, self.watched, self.prefixes, self.gates = starts, watched, prefixes, gates
+        self.needs: dict[str, CallNeed | None] = {}
+
+    def shuts(self, text: str, written: str, end: int) -> bool:
+        if not self.gates or not text.startswith("(", end):
+            return False
+        needs = self.needs
+        need = needs[written] if written in needs else needs.setdefault(
+            written, _gate_of(written, self.starts, self.watched, self.prefixes, self.gates))
+        return need is not None and not call_may_meet(text, end, need)
 
 
 def _gate_of(written: str, starts: list[str], watched: frozenset[str], prefixes: frozenset[str],
@@ -816,28 +829,21 @@ def nothing_to_walk_by_text(text: str, index: "RuleIndex", star_exports: Callabl
         starts = [q for q in qualnames if q in prefixes]
         if not starts:
             continue
+        gate = _CallGate(starts, watched, prefixes, gates)
         if any(q in watched for q in starts):
             # Every mention of the name is watched (its import's own is an import row): a candidate unless it
-            # is a call that cannot meet its gate (_mentions_anywhere).
-            need = _gate_of("", starts, watched, prefixes, gates) if gates else None
-            if need is None:
-                return False
+            # is a call its gate shuts (_mentions_anywhere).
             after = len(name)
-            for offset in word_offsets_of(text, name, len(text)):
-                if not (in_an_import(offset) or text.startswith("(", offset + after)
-                        and not call_may_meet(text, offset + after, need)):
-                    return False
+            if any(not (in_an_import(offset) or gate.shuts(text, "", offset + after))
+                   for offset in word_offsets_of(text, name, len(text))):
+                return False
             continue
-        needs: dict[str, CallNeed | None] = {}
         for mention in _mention_pattern(name).finditer(text):
             written = mention.group(1)
             live = _written_verdict(written, starts, watched, prefixes)
             if live is True:
-                if gates and text.startswith("(", mention.end()):
-                    need = needs[written] if written in needs else needs.setdefault(
-                        written, _gate_of(written, starts, watched, prefixes, gates))
-                    if need is not None and not call_may_meet(text, mention.end(), need):
-                        continue
+                if gate.shuts(text, written, mention.end()):
+                    continue
                 return False
             if live is False:
                 continue
