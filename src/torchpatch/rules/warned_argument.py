@@ -69,10 +69,9 @@ class WarnedArgument(Rule):
     calls = LazyNames(lambda: {name for name, site in _warning_sites.callables().items() if not site["method"]}
                       | {f"{name}.with_args" for name in _observer_classes()})
     methods = LazyNames(lambda: {*_method_sites(), "__init__"})
-    # A call is reported only where a warning's condition may hold (a ``.with_args`` factory: wherever it is called).
-    call_needs = LazyNames(lambda: {name: need for name, site in _warning_sites.callables().items() if not site["method"]
-                                    and (need := _warning_sites.call_need(site, site["warnings"])) is not None},
-                           kind=dict)
+    # A call is reported only where the condition of a warning it reports may hold (a ``.with_args`` factory:
+    # wherever it is called).
+    call_needs = LazyNames(lambda: _call_needs(), kind=dict)
     # Every way a method call is reported goes through a site named ``<class>.<method>``: a call meets no need of
     # any such site (``optimizer.step()``, ``model.state_dict()``) is not reported.
     method_needs = LazyNames(lambda: _method_needs(), kind=dict)
@@ -597,6 +596,21 @@ def _observer_classes() -> set[str]:
     """The classes with sites that torch gives a ``with_args`` factory (the quantization observers)."""
     return {name for name, site in _warning_sites.callables().items()
             if not site["method"] and ".quantization." in name}
+
+
+def _call_needs() -> dict:
+    """For Rule.call_needs: per callable, what a call needs for a warning check_call may report (_report leaves the
+    ones TP216 and TP207 report where they are written to them, unless torch warns in the module's forward)."""
+    needs = {}
+    for name, site in _warning_sites.callables().items():
+        if site["method"]:
+            continue
+        warnings = [warning for warning in site["warnings"] if warning.get("on") == "forward" or not (
+            is_legacy_reduction_warning(warning, site) or _reported_by_deprecated_keyword(name, warning))]
+        need = _warning_sites.call_need(site, warnings)
+        if need is not None:
+            needs[name] = need
+    return needs
 
 
 def _method_needs() -> dict:
