@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchpatch.rules._helpers import keyword
-from torchpatch.rules.base import SAFE, Edit, Fix, Invalid, Rule, Valid
+from torchpatch.rules.base import SAFE, CallNeed, Edit, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v
 
 
@@ -37,6 +37,8 @@ class CompileShapesSpec(Rule):
     catalog_ids = ("compile.new-params",)
     calls = frozenset({"torch.compile"})
     methods = frozenset({"compile"})
+    call_needs = {"torch.compile": CallNeed(passed=(("shapes_spec", None),))}  # _check reads the keyword only
+    method_needs = {"compile": CallNeed(passed=(("shapes_spec", None),))}
 
     VALID = [
         Valid("import torch\nfn = torch.compile(model, dynamic_shapes=spec)\n", min_torch="2.14"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchpatch.rules._helpers import is_literal, keyword
-from torchpatch.rules.base import Invalid, Rule
+from torchpatch.rules.base import CallNeed, Invalid, Rule
 from torchpatch.versions import v
 
 _COMPILE = "torch.compile"
@@ -77,6 +77,7 @@ class DataDependentBranch(Rule):
     )
     catalog_ids = ("compile.cond",)
     calls = frozenset({_COMPILE, *_EXPORTS})
+    call_needs = {_COMPILE: CallNeed(passed=(("fullgraph", None),))}  # check_call: torch.compile(fullgraph=True) only
 
     VALID = [
         "import torch\n\n@torch.compile(fullgraph=True)\ndef step(x):\n"

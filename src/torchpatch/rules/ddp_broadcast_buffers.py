@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torchpatch.rules._helpers import has_starred
 from torchpatch.rules._helpers import has_double_star, is_literal, keyword, remove_argument
-from torchpatch.rules.base import SAFE, UNSAFE, Edit, Fix, Invalid, Rule, Valid
+from torchpatch.rules.base import SAFE, UNSAFE, CallNeed, Edit, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v
 
 #: ``DistributedDataParallel(module, device_ids, output_device, dim, broadcast_buffers, ...)``: the fifth
@@ -55,6 +55,8 @@ class DdpBroadcastBuffers(Rule):
     )
     catalog_ids = ("dist.ddp-broadcast-buffers",)
     calls = frozenset(_DDP + _REPLICATE)
+    call_needs = {**{name: CallNeed(passed=(("broadcast_buffers", _POSITION),)) for name in _DDP},
+                  **{name: CallNeed(passed=(("broadcast_buffers", None),)) for name in _REPLICATE}}
 
     VALID = [
         "import torch\nmodel = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])\n",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchpatch.rules._helpers import has_star_args, keyword, remove_argument
-from torchpatch.rules.base import SAFE, UNSAFE, Fix, Invalid, Rule
+from torchpatch.rules.base import SAFE, UNSAFE, CallNeed, Fix, Invalid, Rule
 from torchpatch.versions import v
 
 #: Scheduler -> the position of ``verbose`` in its 2.2–2.6 ``__init__`` (always the last parameter;
@@ -48,6 +48,8 @@ class LrSchedulerVerbose(Rule):
     )
     catalog_ids = ("optim.lr-verbose",)
     calls = frozenset(f"{_MODULE}.{name}" for name in VERBOSE_POSITION)
+    call_needs = {f"{_MODULE}.{name}": CallNeed(passed=(("verbose", position),))
+                  for name, position in VERBOSE_POSITION.items()}
 
     VALID = [
         "import torch\nscheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10, gamma=0.1)\n",
