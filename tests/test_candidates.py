@@ -255,6 +255,13 @@ SKIP_EDGES = {
     "a gated call that passes None": ("import torch.nn.functional as F\ny = F.softmax(x, None)\n", "TP209"),
     "a gated call with a triple-quoted string": (
         "import torch.nn.functional as F\ny = F.softmax(g(\"\"\"dim=1, 2)\n'\"\"\"))\n", "TP209"),
+    "a gated call's argument by position after a nested call": (
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "ddp = DDP(model, [rank], rank, 0, f(a, b))\n", "TP230"),
+    "a scheduler's verbose by position": (
+        "import torch\nsched = torch.optim.lr_scheduler.StepLR(opt, 10, 0.1, -1, True)\n", "TP111"),
+    "a method call that may meet its need": (
+        "import torch\nsched = torch.optim.lr_scheduler.StepLR(opt, 1)\nsched.step(epoch)\n", "TP209"),
     "super().__init__ of a watched class imported by name": (
         "from torch.nn import MSELoss as Base\nclass SumMSE(Base):\n    def __init__(self):\n"
         "        super().__init__(size_average=False)\n", "TP209"),
@@ -314,6 +321,10 @@ NOTHING_TO_WALK = {
         "import torch\nimport torch.nn.functional as F\nopt = torch.optim.Adam(model.parameters(), lr=1e-3)\n"
         "y = F.softmax(x, dim=-1)\nz = F.log_softmax(x, 1)  # (dim)\nloss = F.cross_entropy(p, t, label_smoothing=0.1)\n"
         "head = torch.nn.Softmax(dim=1)\nnorm = torch.nn.BatchNorm1d(8, affine=False)\n"),
+    "calls of torch.compile, DDP and a scheduler without the arguments their rules read": (
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nmodel = torch.compile(model)\n"
+        "ddp = DDP(model, device_ids=[rank])\nsched = torch.optim.lr_scheduler.StepLR(opt, step_size=1)\n"
+        "opt.step()\nsched.step()\nsd = model.state_dict()\nx.add_(y)\n"),
     "super().__init__ of a class no rule watches": (
         "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n        self.fc = nn.Linear(2, 2)\n"),
