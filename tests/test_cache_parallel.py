@@ -234,3 +234,47 @@ def test_default_jobs_leave_out_the_cores_other_jobs_keep_busy(monkeypatch):
     monkeypatch.setattr(parallel, "available_cores", lambda: 16)
     monkeypatch.setattr(parallel.os, "getloadavg", lambda: (4.0, 4.0, 4.0))
     assert parallel.idle_cores() == 13
+
+
+
+def test_a_warm_rerun_reads_no_file_whose_stat_had_settled(tree, capsys, monkeypatch):
+    """Keyed by its stat (size, mtime, ctime, inode), a clean file that has not changed is not read again; a file
+    with findings is (its text is restored), and an edit changes the stat, so it is checked again."""
+    import os
+
+    from torchpatch.engine import cache as result_cache
+
+    monkeypatch.setattr(result_cache, "STAT_SETTLED_NS", 0)
+    cold = run_json(capsys, "-j", "1")
+    read: list[str] = []
+    real_read, real_check = Path.read_bytes, parallel.check_file
+
+    def reading(path, *args, **kwargs):
+        read.append(path.name)
+        return real_read(path, *args, **kwargs)
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("a cached file was checked again")
+
+    monkeypatch.setattr(Path, "read_bytes", reading)
+    monkeypatch.setattr(parallel, "check_file", must_not_run)
+    assert run_json(capsys, "-j", "1") == cold
+    assert not [name for name in read if name.startswith("clean_")] and "load_0.py" in read
+    monkeypatch.setattr(parallel, "check_file", real_check)
+    path = tree / "pkg" / "clean_4.py"
+    before = os.stat(path)
+    write(path, LOAD)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # the old mtime back: ctime still moves
+    code, findings = run_json(capsys, "-j", "1")
+    assert any(f["filename"].endswith("clean_4.py") and f["code"] == "TP301" for f in findings)
+
+
+def test_a_file_written_just_now_is_keyed_by_its_bytes_only(tree):
+    import os
+
+    from torchpatch.engine import cache as result_cache
+
+    status = os.stat(tree / "pkg" / "clean_0.py")
+    written = max(status.st_mtime_ns, status.st_ctime_ns)
+    assert not result_cache.settled(status, written + result_cache.STAT_SETTLED_NS // 2)
+    assert result_cache.settled(status, written + 2 * result_cache.STAT_SETTLED_NS)

@@ -42,6 +42,28 @@ def file_key(path: Path, settings: Settings, data: bytes) -> str:
     return digest.hexdigest()
 
 
+#: How much older than the moment it was read a file's mtime must be for its stat to stand for its bytes
+#: (``stat_key``): a write later than that has a later mtime, whatever the file system's clock granularity
+#: (git's "racily clean" entries, the same reason).
+STAT_SETTLED_NS = 2_000_000_000
+
+
+def stat_key(path: Path, settings: Settings, status: os.stat_result, folder: str) -> str:
+    """A key for a file by its stat (size, mtime, ctime, inode) instead of its bytes: the warm rerun's lookup
+    (``ResultCache.stats`` maps it to the bytes' ``file_key``), as ruff's cache keys a file by its mtime. ctime
+    changes with every write and cannot be set back, so restoring an mtime does not hide an edit. ``folder``:
+    the working folder, which a relative ``path`` is read from (another spelling of a path is only a miss)."""
+    digest = blake2b(digest_size=20)
+    digest.update(f"{_FORMAT}\0{code_fingerprint()}\0{folder}\0{os.fspath(path)}\0{settings.result_key(path)}\0"
+                  f"{status.st_size}\0{status.st_mtime_ns}\0{status.st_ctime_ns}\0{status.st_ino}".encode())
+    return digest.hexdigest()
+
+
+def settled(status: os.stat_result, now_ns: int) -> bool:
+    """Whether a file stat'ed at ``now_ns`` may be keyed by its stat (``STAT_SETTLED_NS``)."""
+    return max(status.st_mtime_ns, status.st_ctime_ns) < now_ns - STAT_SETTLED_NS
+
+
 def _posix_absolute(path: Path) -> str:
     """``Path(os.path.abspath(path)).as_posix()``: on POSIX the string abspath returns is already that (it is
     normalised: no ``.``, ``..``, doubled or trailing slash), without a Path made per file of a warm rerun."""
@@ -57,6 +79,9 @@ class ResultCache:
         self.path = folder / __version__ / f"{mode}.json"
         self.entries: dict[str, list] = {}
         self.new_entries: dict[str, list] = {}
+        #: stat_key -> file_key, for the files whose stat had settled when they were read.
+        self.stats: dict[str, str] = {}
+        self.new_stats: dict[str, str] = {}
         self.used: set[str] = set()
         self.save_error: OSError | None = None  # why the last save failed, for the front end to say
         self._load()
@@ -68,6 +93,14 @@ class ResultCache:
             return
         if isinstance(data, dict) and data.get("format") == _FORMAT and isinstance(data.get("entries"), dict):
             self.entries = data["entries"]
+            stats = data.get("stats")
+            if isinstance(stats, dict):
+                self.stats = stats
+
+    def record_stat(self, by_stat: str, key: str) -> None:
+        """The file whose stat gives ``by_stat`` holds the bytes of ``key`` (its stat had settled: ``settled``)."""
+        if self.stats.get(by_stat) != key:
+            self.new_stats[by_stat] = key
 
     def record(self, key: str, entry: list | None, hit: bool) -> None:
         if hit:
@@ -79,12 +112,14 @@ class ResultCache:
         """Write the cache atomically; a failure (read-only tree) only costs the next run its speed, and is kept
         in ``save_error`` for the front end to report."""
         self.save_error = None
-        if not self.new_entries:
+        if not self.new_entries and not self.new_stats:
             return
         entries = dict(self.entries)
         if len(entries) > len(self.used) + _SPARE_ENTRIES:
             entries = {key: entries[key] for key in self.used if key in entries}
         entries.update(self.new_entries)
+        stats = {by_stat: key for by_stat, key in (*self.stats.items(), *self.new_stats.items())
+                 if isinstance(key, str) and key in entries}
         import tempfile
 
         try:
@@ -93,7 +128,7 @@ class ResultCache:
             handle, temporary = tempfile.mkstemp(prefix=".cache.", suffix=".tmp", dir=self.path.parent)
             try:
                 with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                    json.dump({"format": _FORMAT, "entries": entries}, stream, separators=(",", ":"))
+                    json.dump({"format": _FORMAT, "entries": entries, "stats": stats}, stream, separators=(",", ":"))
                 os.replace(temporary, self.path)
             except BaseException:
                 try:

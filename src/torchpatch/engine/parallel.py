@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
@@ -125,10 +126,19 @@ class _Job:
         # next one walks only the objects made since.
         self.refreeze = gc.get_freeze_count() > 0
 
-    def cached_result(self, path: Path, settings: Settings) -> tuple[FileResult, str] | None:
-        """The cached result of one file and its key, or None on a miss (or an unreadable file)."""
+    def cached_result(self, path: Path, settings: Settings, stats: dict[str, str] | None = None,
+                      by_stat: str | None = None) -> tuple[FileResult, str] | None:
+        """The cached result of one file and its key, or None on a miss (or an unreadable file). ``by_stat``:
+        the file's ``stat_key``; where ``stats`` maps it to an entry without findings, the file is not read."""
         from torchpatch.engine import cache as result_cache
 
+        key = stats.get(by_stat) if stats and by_stat is not None else None
+        stored = self.cached.get(key) if key is not None and self.cached is not None else None
+        if stored is not None and isinstance(stored, list) and len(stored) == 2 and not stored[1]:
+            try:
+                return result_cache.from_entry(stored, path), key
+            except (ValueError, TypeError, IndexError):
+                pass
         try:
             data = path.read_bytes()
         except OSError:
@@ -226,6 +236,18 @@ def _run_in_worker(task: tuple[Path, int]):
     return _worker_job(task)
 
 
+def _settled_stat_key(path: Path, settings: Settings, now_ns: int, folder: str) -> str | None:
+    """The file's ``cache.stat_key`` when its stat had settled before this run began (``cache.settled``): a
+    file written since may change again within its mtime's granularity, so it is keyed by its bytes only."""
+    from torchpatch.engine import cache as result_cache
+
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return result_cache.stat_key(path, settings, status, folder) if result_cache.settled(status, now_ns) else None
+
+
 def check_files(files: Sequence[Path], settings_of: Callable[[Path], Settings], mode: Mode, jobs: int | None,
                 cache: "result_cache.ResultCache | None" = None,
                 progress: Callable[[int], None] | None = None,
@@ -247,16 +269,25 @@ def check_files(files: Sequence[Path], settings_of: Callable[[Path], Settings], 
     misses: list[tuple[int, tuple[Path, int]]] = []
     done = 0
     lookup = _Job([], mode, cache.entries) if cache is not None else None
+    settled_stats: dict[int, str] = {}  # position -> stat_key, for the files whose stat had settled
+    now_ns, folder = time.time_ns(), os.getcwd()
     for position, path in enumerate(files):
         settings = settings_of(path)
         if id(settings) not in index_of:
             index_of[id(settings)] = len(settings_list)
             settings_list.append(settings)
         task = (path, index_of[id(settings)])
-        hit = lookup.cached_result(path, settings) if lookup is not None else None
+        hit = None
+        if lookup is not None:
+            by_stat = _settled_stat_key(path, settings, now_ns, folder)
+            hit = lookup.cached_result(path, settings, cache.stats, by_stat)
+            if by_stat is not None:
+                settled_stats[position] = by_stat
         if hit is not None:
             results[position], key = hit
             cache.record(key, None, True)
+            if position in settled_stats:
+                cache.record_stat(settled_stats[position], key)
             if on_result is not None:
                 on_result(position, results[position])
             done += 1
@@ -276,6 +307,8 @@ def check_files(files: Sequence[Path], settings_of: Callable[[Path], Settings], 
     for (position, _), (result, key, entry, _hit) in zip(misses, outcomes):
         if cache is not None and key is not None:
             cache.record(key, entry, False)
+            if entry is not None and position in settled_stats:
+                cache.record_stat(settled_stats[position], key)
         results[position] = result
         if on_result is not None:
             on_result(position, result)
