@@ -463,6 +463,7 @@ def test_a_rule_needing_words_reports_only_where_its_text_holds_one():
     ("(x == y, a <= b, (c := 2))", ((), 3, ())),
     ("(x, *rest, y)", ((), 1, ("*",))),
     ("(x, **options)", ((), 1, ("**",))),
+    ("([v for k, v in d], {k: v for k, v in d}, f(lambda a, b: a))", ((), 3, ())),
     ("('''a)\n'b''', \\\n y)", ((), 2, ())),
 ])
 def test_the_text_reads_a_call_s_arguments_as_the_parser_does(arguments, shape):
@@ -474,7 +475,7 @@ def test_the_text_reads_a_call_s_arguments_as_the_parser_does(arguments, shape):
     assert (tuple(sorted(found[1])), found[2], tuple(sorted(found[3]))) == shape
 
 
-@pytest.mark.parametrize("arguments", ["(f'{x})')", "(x, key=lambda a, b: a)", "(x, 'open", "(x, [1)", "(x",
+@pytest.mark.parametrize("arguments", ["(f'{x})')", "(x, key=lambda a, b: a)", "(v for k, v in pairs)", "(x, 'open", "(x, [1)", "(x",
                                        "(x, \\ y)", "(x, T'{y}')", "(x, \uff44im=1)", "(x  # comment"])
 def test_the_text_gives_up_on_arguments_it_cannot_read_for_certain(arguments):
     from torchpatch.engine.candidates import _call_arguments

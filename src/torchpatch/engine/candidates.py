@@ -204,6 +204,9 @@ _STRING_END = {
 #: The start of one argument: ``*`` / ``**``, or a keyword's name and ``=`` (not ``==``).
 _ARGUMENT_HEAD = re.compile(_GAP + r"(?:(\*\*?)|([A-Za-z_]\w*)" + _GAP + r"=(?!=))?")
 _OPENING_OF = {")": "(", "]": "[", "}": "{"}
+#: Words that bring commas of their own into an argument list when written at its depth: a bare generator's
+#: ``for`` targets, a lambda's parameters.
+_OWN_COMMAS = re.compile(r"(?<![\w.])(?:for|lambda)(?!\w)")
 
 
 def call_may_meet(text: str, opening: int, need: CallNeed) -> bool:
@@ -239,6 +242,8 @@ def _call_arguments(text: str, opening: int) -> tuple[str, frozenset[str], int, 
         stop = _ARGUMENT_STOP.search(text, position)
         if stop is None:
             return None
+        if len(brackets) == 1 and _OWN_COMMAS.search(text, position, stop.start()):
+            return None  # ``f(v for k, v in d)``, ``f(key=lambda a, b: a)``: commas that do not part arguments
         character = stop.group()
         position = stop.end()
         if character in "([{":
@@ -278,8 +283,8 @@ def _call_arguments(text: str, opening: int) -> tuple[str, frozenset[str], int, 
     positional = 0
     for head, end in zip(heads, [*heads[1:], position]):
         segment = text[head:end - 1]
-        if "lambda" in segment or not segment.isascii():
-            return None  # ``lambda a, b: ...``: its commas are not the call's; a name Python reads NFKC-normalized
+        if not segment.isascii():
+            return None  # a name Python reads NFKC-normalized
         match = _ARGUMENT_HEAD.match(segment)
         if match.group(1):
             unpacked.add(match.group(1))
