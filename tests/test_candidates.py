@@ -491,3 +491,52 @@ def test_call_gates_are_names_only_rules_with_a_need_call_and_none_references():
     for name in index.call_gates:
         assert name in index.calls and name not in index.references
         assert all(name in rule.call_needs for rule in index.calls[name])
+
+
+def _calls_written_by_name(text: str):
+    """(offset of its ``(``, the call node) for each call whose callee is written right before its ``(``."""
+    import ast
+
+    starts = [0]
+    for line in text.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+
+    def offset(row: int, column: int) -> int:  # ast columns count UTF-8 bytes
+        return starts[row - 1] + len(text[starts[row - 1]:starts[row]].encode()[:column].decode())
+
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Call):
+            opening = offset(node.func.end_lineno, node.func.end_col_offset)
+            if text.startswith("(", opening):
+                yield opening, offset(node.end_lineno, node.end_col_offset), node
+
+
+def test_the_text_reads_every_call_of_real_code_as_the_syntax_tree_holds_it():
+    """candidates._call_arguments on every call of torchpatch's own sources, fixtures and examples: where it
+    answers, the keywords, the positional arguments before any ``*`` and the unpackings are the tree's."""
+    import ast
+
+    from torchpatch.engine.candidates import _call_arguments
+
+    paths = sorted([*(ROOT / "src").rglob("*.py"), *(ROOT / "tests" / "fixtures").rglob("*.py"),
+                    *(ROOT / "examples").rglob("*.py")])
+    read = 0
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        if "\r" in text:
+            continue
+        try:
+            calls = list(_calls_written_by_name(text))
+        except SyntaxError:
+            continue
+        for opening, end, node in calls:
+            found = _call_arguments(text, opening)
+            if found is None:
+                continue
+            read += 1
+            positional = next((at for at, a in enumerate(node.args) if isinstance(a, ast.Starred)), len(node.args))
+            unpacked = {"*"} if positional < len(node.args) else set()
+            unpacked |= {"**"} if any(k.arg is None for k in node.keywords) else set()
+            assert found == (text[opening:end], frozenset(k.arg for k in node.keywords if k.arg), positional,
+                             frozenset(unpacked)), (path, node.lineno)
+    assert read > 10_000
