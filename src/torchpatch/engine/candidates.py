@@ -186,10 +186,7 @@ def _gate_of(written: str, starts: list[str], watched: frozenset[str], prefixes:
     reached = [q for q in _chain_end(written, starts, watched, prefixes) or () if q in watched]
     if not reached or any(q not in call_gates for q in reached):
         return None
-    need = call_gates[reached[0]]
-    for q in reached[1:]:
-        need = need.merged(call_gates[q])
-    return need
+    return CallNeed.any_of(call_gates[q] for q in reached)
 
 
 #: In a call's arguments, what the scan stops at: a bracket, a comma, a quote, a comment, a line continuation.

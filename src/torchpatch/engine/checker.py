@@ -380,10 +380,10 @@ class RuleIndex:
         for name, rules in self.calls.items():
             if name in self.references or not all(name in rule.call_needs for rule in rules):
                 continue
-            self.call_gates[name] = _merged_need(rule.call_needs[name] for rule in rules)
+            self.call_gates[name] = CallNeed.any_of(rule.call_needs[name] for rule in rules)
         #: The same for method names (Rule.method_needs): a method call that cannot meet it is not a candidate.
         self.method_gates: dict[str, CallNeed] = {
-            name: _merged_need(rule.method_needs[name] for rule in rules)
+            name: CallNeed.any_of(rule.method_needs[name] for rule in rules)
             for name, rules in self.methods.items() if all(name in rule.method_needs for rule in rules)}
         #: The rules that report only in a text holding one of their words_needed, and watched_in's answers.
         self._rules_needing_words = [rule for rule in self.rules if rule.words_needed]
@@ -434,14 +434,6 @@ class RuleIndex:
                    if (name := match.group(1)) not in gates or call_may_meet(text, match.end() - 1, gates[name])]
         self._last_method_matches = (text, matches)
         return matches
-
-
-def _merged_need(needs: Iterable[CallNeed]) -> CallNeed:
-    """What several rules watching one name need together: any one rule's need."""
-    merged = None
-    for need in needs:
-        merged = need if merged is None else merged.merged(need)
-    return merged
 
 
 def check_tree(text: str, tree: ast.Module, index: RuleIndex, target: Version, min_torch: Version,

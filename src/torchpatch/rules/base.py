@@ -62,6 +62,15 @@ class CallNeed(NamedTuple):
         return CallNeed(self.words | other.words, tuple(sorted({*self.passed, *other.passed}, key=str)),
                         tuple(sorted({*self.missing, *other.missing}, key=str)))
 
+    @staticmethod
+    def any_of(needs: Iterable["CallNeed"]) -> "CallNeed":
+        """The need met where any one of ``needs`` is (at least one)."""
+        needs = iter(needs)
+        found = next(needs)
+        for need in needs:
+            found = found.merged(need)
+        return found
+
 
 def example_filename(example: "str | Valid | Invalid") -> str:
     return getattr(example, "filename", None) or "snippet.py"
