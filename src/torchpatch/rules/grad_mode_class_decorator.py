@@ -43,7 +43,8 @@ class GradModeClassDecorator(Rule):
     VALID = [
         Valid("import torch\nclass Evaluator:\n    @torch.no_grad()\n    def __init__(self):\n"
               "        self.w = torch.ones(2) * 2\nEvaluator()\n", torch_runs_clean=True),
-        "import torch\n@torch.inference_mode()\ndef predict(model, x):\n    return model(x)\n",
+        Valid("import torch\n@torch.inference_mode()\ndef predict(model, x):\n    return model(x)\n"
+              "predict(torch.nn.Linear(2, 2), torch.ones(1, 2))\n", torch_runs_clean=True),
         "import torch\nwith torch.no_grad():\n    y = model(x)\n",
     ]
     INVALID = [

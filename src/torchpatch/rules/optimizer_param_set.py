@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from torchpatch.rules._helpers import keyword
-from torchpatch.rules.base import SAFE, CallNeed, Edit, Fix, Invalid, Rule
+from torchpatch.rules.base import SAFE, CallNeed, Edit, Fix, Invalid, Rule, Valid
 from torchpatch.versions import v
 
 #: torch.optim optimizers (torch 2.13) -> their defining submodule, when it is public.
@@ -57,7 +57,8 @@ class OptimizerParamSet(Rule):
 
     VALID = [
         "import torch\nopt = torch.optim.SGD([w, b], lr=0.1)\n",
-        "import torch\nopt = torch.optim.AdamW(model.parameters(), lr=1e-3)\n",
+        Valid("import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.AdamW(model.parameters(), lr=1e-3)\n"
+              "model(torch.ones(1, 2)).sum().backward()\nopt.step()\n", torch_runs_clean=True),
         "import torch\nopt = torch.optim.SGD([{'params': [w]}, {'params': [b], 'lr': 0.01}], lr=0.1)\n",
         # Look-alikes: a local set() function, another library's optimizer.
         "import torch\ndef set(*items):\n    return list(items)\nopt = torch.optim.SGD(set(w, b), lr=0.1)\n",
