@@ -59,17 +59,25 @@ def test_jobs_give_the_same_results_as_one_process(tree, capsys, monkeypatch, me
     methods = []
     import multiprocessing
 
-    real_get_context = multiprocessing.get_context
+    from torchpatch.engine import forked
+
+    real_get_context, real_outcomes = multiprocessing.get_context, forked.outcomes
 
     def spy(method):
         methods.append(method)
         return real_get_context(method)
 
+    def spy_forked(tasks, run, helpers, chunksize):
+        methods.append(f"main and {helpers} forked")
+        return real_outcomes(tasks, run, helpers, chunksize)
+
     monkeypatch.setattr(multiprocessing, "get_context", spy)
+    monkeypatch.setattr(forked, "outcomes", spy_forked)
     one = run_json(capsys, "--no-cache", "-j", "1")
     assert methods == []
     two = run_json(capsys, "--no-cache", "-j", "2")
-    assert methods == [method]  # a pool on an explicit start method
+    # On Linux the main process checks files beside one forked helper; elsewhere a pool of two is spawned.
+    assert methods == (["main and 1 forked"] if method == "fork" else ["spawn"])
     assert one == two
     code, findings = one
     assert code == 1 and len(findings) == 28
@@ -198,8 +206,11 @@ def test_default_jobs_start_no_worker_for_work_too_small_to_pay(tree, capsys, mo
     """No ``-j``: a small tree is checked in the main process (a pool would cost more than it saves)."""
     import multiprocessing
 
+    from torchpatch.engine import forked
+
     started = []
     monkeypatch.setattr(multiprocessing, "get_context", lambda method: started.append(method))
+    monkeypatch.setattr(forked, "outcomes", lambda *args: started.append("fork"))
     monkeypatch.setattr(parallel, "available_cores", lambda: 2)
     code, findings = run_json(capsys, "--no-cache")
     assert started == [] and code == 1 and len(findings) == 28

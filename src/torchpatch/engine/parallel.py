@@ -1,8 +1,9 @@
 """Checking many files: one pure job per file (bytes + settings → FileResult), the cache, and a process pool.
 
-On Linux the pool forks the main process, which has imported torchpatch and resolved the settings already
-(a worker starts in milliseconds and imports nothing again); elsewhere, and when the process runs threads
-(an editor's language server), it uses ``spawn``. Results come back in the order of the file list, so
+On Linux the main process checks files too, beside forked helpers (``engine.forked``): it has imported
+torchpatch and resolved the settings already, so a helper starts in milliseconds and imports nothing again.
+Elsewhere, and when the process runs threads (an editor's language server), a pool of ``spawn``ed workers
+checks them. Results come back in the order of the file list, so
 ``-j N`` prints exactly what ``-j 1`` prints. ``jobs=None`` (no ``-j``) starts workers only when the work
 pays for them (``jobs_that_pay``), on the cores other jobs leave idle (``idle_cores``).
 """
@@ -26,11 +27,11 @@ if TYPE_CHECKING:
 #: Fewer files than this per worker is not worth a worker.
 MIN_FILES_PER_WORKER = 8
 #: With no ``-j``: a worker for every this many bytes of source to check, at most one per idle core. About
-#: 0.5 CPU-s of checking on torch-heavy code: a forked worker starts in milliseconds, but the workers together
-#: cost about a sixth more CPU than one process (their results pickled and read back, the lazily built rule
-#: data built again in each, pages copied on write), which a tree of detectron2's size (3.3 MB, 0.8 CPU-s)
-#: does not win back on two cores (issue 27); a spawned worker imports torchpatch again (about 0.3 s), so it
-#: needs more.
+#: 0.5 CPU-s of checking on torch-heavy code: a forked helper starts in milliseconds, but the processes together
+#: cost more CPU than one (the helper's results pickled and read back, the lazily built rule data built again,
+#: pages copied on write): on detectron2 (3.3 MB) ``-j 2`` is 1.6x faster for 5-8% more CPU, which a default
+#: run, judged by the CPU it takes from the machine, does not spend (issue 27); a spawned worker imports
+#: torchpatch again (about 0.3 s), so it needs more.
 MIN_BYTES_PER_FORKED_WORKER = 2 * 1024 * 1024
 MIN_BYTES_PER_SPAWNED_WORKER = 4 * 1024 * 1024
 #: A cyclic garbage collection once this many more objects that the collector tracks are alive than after the
@@ -332,24 +333,28 @@ def _results(tasks, settings_list, mode: Mode, workers: int, keyed: bool, method
             for task in tasks:
                 yield job(task)
             return
-        import multiprocessing  # only with workers (about 10 ms of a one-process start-up otherwise)
-
-        context = multiprocessing.get_context(method)
+        # Batches of files: one message each way per batch, and small enough that both workers finish together.
+        chunksize = max(1, min(16, len(tasks) // (workers * 16)))
         if method == "fork":
+            from torchpatch.engine import forked
             from torchpatch.rules import all_rules
 
-            # Imported once here and shared by the forked workers, instead of once in each of them as their
+            # Imported once here and shared by the forked helpers, instead of once in each of them as their
             # files first name what a rule watches.
             all_rules()
-            # The rule index of each settings, built once here rather than once in each worker.
+            # The rule index of each settings, built once here rather than once in each helper.
             first_path: dict[int, Path] = {}
             for path, settings_index in tasks:
                 first_path.setdefault(settings_index, path)
             for settings_index, path in first_path.items():
                 settings_list[settings_index].rules_for(path)
             gc.freeze()
-        # Batches of files: one message each way per batch, and small enough that both workers finish together.
-        chunksize = max(1, min(16, len(tasks) // (workers * 16)))
+            chunksize = max(chunksize, -(-len(tasks) // forked.dispenser_capacity()))
+            yield from forked.outcomes(tasks, _Job(settings_list, mode, None, keyed), workers - 1, chunksize)
+            return
+        import multiprocessing  # only with workers (about 10 ms of a one-process start-up otherwise)
+
+        context = multiprocessing.get_context(method)
         with context.Pool(workers, initializer=_init_worker, initargs=(settings_list, mode, keyed)) as pool:
             yield from pool.imap(_run_in_worker, tasks, chunksize)
     finally:
