@@ -404,6 +404,8 @@ TEXT_SKIPS = {
     "a grad-mode decorator above a function": NOTHING_TO_WALK["a grad-mode decorator above a function"],
     "calls that cannot meet their rules' needs": NOTHING_TO_WALK["calls that cannot meet their rules' needs"],
     "a gated call imported by name": "from torch.optim import SGD\nopt = SGD(model.parameters(), lr=0.1)\n",
+    "a method call with more positional arguments than its rule's forms": (
+        "import re\nimport torch\nname = re.sub(r'[^a-z]', '_', name)\nx = torch.zeros(2)\n"),
 }
 
 

@@ -220,6 +220,8 @@ def call_may_meet(text: str, opening: int, need: CallNeed) -> bool:
         if parameter in keywords or "**" in unpacked or (
                 position is not None and (positional > position or "*" in unpacked)):
             return True
+    if need.counts and (positional in need.counts or "*" in unpacked):
+        return True
     if need.missing:
         if "None" in arguments:
             return True  # ``dim=None`` leaves it out for torch

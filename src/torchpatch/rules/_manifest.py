@@ -25,7 +25,7 @@ from torchpatch.versions import Version
 
 #: Where the manifests live unless ``TORCHPATCH_MANIFEST_DIR`` says otherwise (beside pip's and ruff's caches).
 MANIFEST_ENV = "TORCHPATCH_MANIFEST_DIR"
-_FORMAT = 7
+_FORMAT = 8
 _KEPT_MANIFESTS = 4
 _PACKAGE = Path(__file__).resolve().parents[1]
 _FINGERPRINTED_SUFFIXES = (".py", ".toml", ".json", ".gz")
@@ -80,8 +80,9 @@ class RuleFacts:
         for field in _NAME_SETS:
             setattr(self, field, frozenset(entry[field]))
         for field in _NEED_MAPS:
-            setattr(self, field, {name: CallNeed(frozenset(words), tuple(map(tuple, passed)), tuple(map(tuple, missing)))
-                                  for name, (words, passed, missing) in entry[field].items()})
+            setattr(self, field, {name: CallNeed(frozenset(words), tuple(map(tuple, passed)), tuple(map(tuple, missing)),
+                                                 frozenset(counts))
+                                  for name, (words, passed, missing, counts) in entry[field].items()})
 
     def since(self) -> Version:
         return self._since
@@ -129,7 +130,8 @@ def _entry(rule: type) -> dict:
             "opt_in": bool(rule.opt_in), "torchfix_codes": list(rule.torchfix_codes), "since": str(rule.since()),
             "kind": rule.kind(),
             **{field: sorted(getattr(rule, field)) for field in _NAME_SETS},
-            **{field: {name: [sorted(need.words), [list(p) for p in need.passed], [list(m) for m in need.missing]]
+            **{field: {name: [sorted(need.words), [list(p) for p in need.passed], [list(m) for m in need.missing],
+                              sorted(need.counts)]
                        for name, need in sorted(getattr(rule, field).items())} for field in _NEED_MAPS}}
 
 

@@ -56,11 +56,14 @@ class CallNeed(NamedTuple):
     #: (parameter, position) the call may leave out: not by keyword, and not by position (``dim`` of softmax).
     #: A literal ``None`` counts as left out, so a call that spells ``None`` may leave any of them out.
     missing: tuple[tuple[str, int | None], ...] = ()
+    #: Numbers of positional arguments the call may pass (a ``*`` unpacking may pass any): TP258's deprecated
+    #: ``x.sub(2, y)`` has exactly two, which ``re.sub(pattern, repl, text)`` does not.
+    counts: frozenset[int] = frozenset()
 
     def merged(self, other: "CallNeed") -> "CallNeed":
         """A need either of which may be met: what two rules watching one name need together."""
         return CallNeed(self.words | other.words, tuple(sorted({*self.passed, *other.passed}, key=str)),
-                        tuple(sorted({*self.missing, *other.missing}, key=str)))
+                        tuple(sorted({*self.missing, *other.missing}, key=str)), self.counts | other.counts)
 
     @staticmethod
     def any_of(needs: Iterable["CallNeed"]) -> "CallNeed":

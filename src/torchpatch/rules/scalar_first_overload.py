@@ -91,9 +91,10 @@ class ScalarFirstOverload(Rule):
     catalog_ids = ("torchfix.deprecated-symbols",)
     methods = frozenset(METHODS)
     calls = frozenset(FUNCTIONS)
-    # Reported only with as many positional arguments as a deprecated form has: ``x.add(y)`` is never one.
-    method_needs = {name: CallNeed(passed=(("", min(forms) - 1),)) for name, forms in METHODS.items()}
-    call_needs = {name: CallNeed(passed=(("", min(forms) - 1),)) for name, forms in FUNCTIONS.items()}
+    # Reported only with as many positional arguments as a deprecated form has (_deprecated_form): ``x.add(y)`` is
+    # never one, nor is ``re.sub(pattern, repl, text)``.
+    method_needs = {name: CallNeed(counts=frozenset(forms)) for name, forms in METHODS.items()}
+    call_needs = {name: CallNeed(counts=frozenset(forms)) for name, forms in FUNCTIONS.items()}
 
     VALID = [
         "import torch\np.add_(grad, alpha=-lr)\nv.addcmul_(grad, grad, value=1 - beta2)\n",
