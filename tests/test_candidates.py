@@ -363,6 +363,35 @@ def test_the_text_skips_a_fixture_only_where_the_tree_would(path):
     assert _parsed(code) or not _walks(code)
 
 
+def test_the_text_skips_a_file_of_torchs_own_sources_only_where_the_tree_would():
+    """Real code: every file of the installed torch package (about 2,300, 11 s) that the text decides has nothing
+    to walk has none by its tree either (an import-only mention, a try's handler far from the imports)."""
+    import ast
+    import importlib.util
+
+    from torchpatch.engine.candidates import nothing_to_walk, nothing_to_walk_by_text
+    from torchpatch.rules._api_db import star_exports
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("torch is not installed")
+    settings = make_settings(select=["ALL"], min_torch="2.4")
+    index = settings.rules_for(Path("snippet.py"))
+
+    def exports(module):
+        return star_exports(module, settings.min_torch, settings.target)
+
+    skipped, walked_after_all = 0, []
+    for path in sorted(Path(spec.submodule_search_locations[0]).rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if not nothing_to_walk_by_text(text, index, exports):
+            continue
+        skipped += 1
+        if not nothing_to_walk(text, ast.parse(text), index, exports):
+            walked_after_all.append(str(path))
+    assert skipped > 500 and walked_after_all == []
+
+
 TEXT_EDGES = {
     "an alias across lines in parentheses": (
         "import torch\namp = (\n    torch.cuda.amp\n)\nwith amp.autocast():\n    pass\n", "TP202"),
@@ -406,7 +435,25 @@ TEXT_SKIPS = {
     "a gated call imported by name": "from torch.optim import SGD\nopt = SGD(model.parameters(), lr=0.1)\n",
     "a method call with more positional arguments than its rule's forms": (
         "import re\nimport torch\nname = re.sub(r'[^a-z]', '_', name)\nx = torch.zeros(2)\n"),
+    "a try with a kept handler before the indented imports": (
+        "import torch\ntry:\n    x = torch.zeros(2)\nexcept RuntimeError:\n    x = None\n\n"
+        "def f():\n    import os\n    return os.getcwd()\n"),
+    "watched names mentioned only in their import": (
+        "from torch.nn import (\n    BatchNorm1d as BN,\n    MSELoss,\n)\n\n"
+        "class Head(Base):\n    def __init__(self):\n        super().__init__()\n"),
 }
+
+
+@pytest.mark.parametrize("code", [
+    "try:\n    import torch\nexcept RuntimeError:\n    pass\n",
+    "try:\n    pass\nexcept ImportError:\n    import torch\nexcept RuntimeError:\n    pass\n",
+    "def f():\n    try:\n        if x:\n            from torch import cuda\n    except (OSError, RuntimeError):\n        pass\n",
+    "try:\n    import torch\nexcept* RuntimeError:\n    pass\n",
+])
+def test_an_import_a_try_header_spans_is_parsed(code):
+    # The header of a try (the types of its handlers other than ImportError-like ones) spans its body's rows.
+    assert _parsed(code)
+    assert _walks(code)
 
 
 @pytest.mark.parametrize("name", list(TEXT_SKIPS))

@@ -234,3 +234,18 @@ def test_method_calls_that_cannot_meet_their_rules_needs_are_not_candidates():
     assert index.method_offsets(skipped) == []
     assert [kept[offset:kept.index("(", offset)] for offset in index.method_offsets(kept)] == [
         ".step", ".step", ".add", ".state_dict", ".scatter_", ".sub", ".addmm", ".addmm"]
+
+
+def test_method_pattern_alternation_matches_exactly_its_words():
+    # checker.alternation writes the watched method names as a trie; it must match what "|".join did.
+    import itertools
+    import re
+
+    words = sorted({rule_method for rule in all_rules() for rule_method in rule.methods})
+    assert len(words) > 20
+    pattern = re.compile(rf"(?:{checker.alternation(words)})\Z")
+    near = {w + extra for w in words for extra in ("", "_", "x", "1")} | {w[:-1] for w in words}
+    near |= {"".join(pair) for pair in itertools.product(["add", "sub", "a", ""], ["", "_", "mm", "cmul"])}
+    assert {w for w in near if pattern.match(w)} == set(words)
+    assert checker.alternation(["add", "add_", "addmm", "x.y"]) == r"(?:add(?:_|mm)?|x\.y)"
+    assert checker.alternation([]) == ""

@@ -554,19 +554,37 @@ def nothing_to_walk(text: str, tree: ast.Module, index: "RuleIndex",
         found.qualnames = {name: qualnames.get(name, set()) for name in names}
         found.watched = watched_mentions(text, found.qualnames, index.watched_in(text), index.watched_prefixes,
                                          index.decorator_names, index.class_decorator_names, index.call_gates)
-        if found.watched:
-            rows.update(rows_of(text, list(found.watched)))
+        watched_rows = rows_of(text, list(found.watched)) if found.watched else []
         offsets = index.method_offsets(text, mentioned=bool(found.watched))
+        attribute_offsets = []
         if index.attributes:
             end = len(text)
-            offsets.extend(offset for name in index.attributes for offset in word_offsets_of(text, name, end))
-        found.others = offsets
-        if offsets:
-            rows.update(rows_of(text, list(offsets)))
-    walked = walked or not rows.issubset(import_rows) or _header_holds_an_import_row(compounds, import_rows)
+            attribute_offsets = [offset for name in index.attributes for offset in word_offsets_of(text, name, end)]
+        found.others = offsets + attribute_offsets
+        rows.update(watched_rows)
+        if found.others:
+            rows.update(rows_of(text, found.others))
+    deciding = rows
+    if names and watched_rows and not walked and _all_in_imports(watched_rows, imports):
+        # Watched names mentioned only inside import statements, which nothing_to_walk_by_text does not count
+        # either: such an import is no use to a rule (else ``walked``), nor are the methods that every rule
+        # watching them sees only in a file with a watched mention.
+        deciding = set(rows_of(text, index.method_offsets(text, mentioned=False) + attribute_offsets))
+    walked = walked or not deciding.issubset(import_rows) or _header_holds_an_import_row(compounds, import_rows)
     if walked:
         found.rows = sorted(rows.union(import_rows))
     return not walked
+
+
+def _all_in_imports(rows: list[int], imports: list[ast.stmt]) -> bool:
+    """Whether every row of ``rows`` lies within an import statement (from its first row to its last)."""
+    spans = sorted((statement.lineno, statement.end_lineno) for statement in imports)
+    starts = [start for start, _ in spans]
+    for row in rows:
+        at = bisect.bisect_right(starts, row) - 1
+        if at < 0 or row > spans[at][1]:
+            return False
+    return True
 
 
 def _header_holds_an_import_row(compounds: list[ast.stmt], import_rows: list[int]) -> bool:
@@ -669,6 +687,7 @@ _PARENTHESISED = re.compile(r"\(((?:[^)#]|#[^\n]*)*)\)")
 _LINE_REST = re.compile(rf"{_BLANK}(?:#[^\n]*)?(?:\n|$)")
 _OPENING = re.compile(_BLANK + r"\(")
 _EXCEPT_KEYWORD = re.compile(r"except(?<!\wexcept)(?!\w)")
+_TRY_KEYWORD = re.compile(r"try(?<!\wtry)(?!\w)")
 _MATCH_LINE = re.compile(r"^[ \t\f]*match(?!\w)(?![ \t\f]*[=.])", re.MULTILINE)
 
 
@@ -769,14 +788,19 @@ def _missing_api_handler() -> re.Pattern:
                       rf"(?:as{_BLANK}\w+{_BLANK})?:)")
 
 
-def _headers_may_hold_imports(text: str) -> bool:
-    """Whether a ``try`` (with a handler nothing_to_walk's headers keep) or a ``match`` may be in the text:
-    their headers span rows of their bodies, where an indented import may stand."""
+def _headers_may_hold_imports(text: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether the header of a ``try`` or a ``match`` may span the row of an indented import (``spans``, as
+    _text_imports gives them). A try's header (_header) runs from its ``try`` to the last handler that
+    nothing_to_walk's headers keep, so such an import lies after some ``try`` and before some such ``except``;
+    a match's guards come after the bodies of the cases before them."""
+    if _MATCH_LINE.search(text) is not None:
+        return True
     handler_pattern = _missing_api_handler()
-    for handler in _EXCEPT_KEYWORD.finditer(text):
-        if handler_pattern.match(text, handler.start()) is None:
-            return True
-    return _MATCH_LINE.search(text) is not None
+    kept = [handler.start() for handler in _EXCEPT_KEYWORD.finditer(text) if handler_pattern.match(text, handler.start()) is None]
+    first_try = _TRY_KEYWORD.search(text) if kept else None
+    if first_try is None:
+        return False
+    return any(first_try.start() < start < kept[-1] for start, _ in spans if text[start] in " \t\f")
 
 
 def _may_be_alias_value(text: str, start: int, end: int) -> bool:
@@ -812,7 +836,7 @@ def nothing_to_walk_by_text(text: str, index: "RuleIndex", star_exports: Callabl
     statements, spans, indented = found
     if not statements:
         return True  # nothing_to_walk: no import row
-    if indented and _headers_may_hold_imports(text):
+    if indented and _headers_may_hold_imports(text, spans):
         return False
     references = index.references
     bound: dict[str, set[str]] = {}
