@@ -438,6 +438,8 @@ TEXT_SKIPS = {
     "a try with a kept handler before the indented imports": (
         "import torch\ntry:\n    x = torch.zeros(2)\nexcept RuntimeError:\n    x = None\n\n"
         "def f():\n    import os\n    return os.getcwd()\n"),
+    "a match statement after the indented imports": (
+        "import torch\n\ndef f():\n    import os\n    return os.name\n\nmatch f():\n    case 'nt' if torch:\n        pass\n"),
     "watched names mentioned only in their import": (
         "from torch.nn import (\n    BatchNorm1d as BN,\n    MSELoss,\n)\n\n"
         "class Head(Base):\n    def __init__(self):\n        super().__init__()\n"),
@@ -449,6 +451,7 @@ TEXT_SKIPS = {
     "try:\n    pass\nexcept ImportError:\n    import torch\nexcept RuntimeError:\n    pass\n",
     "def f():\n    try:\n        if x:\n            from torch import cuda\n    except (OSError, RuntimeError):\n        pass\n",
     "try:\n    import torch\nexcept* RuntimeError:\n    pass\n",
+    "match x:\n    case 1:\n        import torch\n    case y if y > 2:\n        pass\n",
 ])
 def test_an_import_a_try_header_spans_is_parsed(code):
     # The header of a try (the types of its handlers other than ImportError-like ones) spans its body's rows.

@@ -793,14 +793,21 @@ def _headers_may_hold_imports(text: str, spans: list[tuple[int, int]]) -> bool:
     _text_imports gives them). A try's header (_header) runs from its ``try`` to the last handler that
     nothing_to_walk's headers keep, so such an import lies after some ``try`` and before some such ``except``;
     a match's guards come after the bodies of the cases before them."""
-    if _MATCH_LINE.search(text) is not None:
+    indented = [start for start, _ in spans if text[start] in " \t\f"]
+    if not indented:
+        return False
+    if "match" in text and _MATCH_LINE.search(text, 0, indented[-1]) is not None:
         return True
-    handler_pattern = _missing_api_handler()
-    kept = [handler.start() for handler in _EXCEPT_KEYWORD.finditer(text) if handler_pattern.match(text, handler.start()) is None]
-    first_try = _TRY_KEYWORD.search(text) if kept else None
+    first_try = _TRY_KEYWORD.search(text, 0, indented[-1])
     if first_try is None:
         return False
-    return any(first_try.start() < start < kept[-1] for start, _ in spans if text[start] in " \t\f")
+    after = first_try.start()
+    first_import = next((start for start in indented if start > after), None)
+    if first_import is None:
+        return False
+    handler_pattern = _missing_api_handler()
+    return any(handler_pattern.match(text, handler.start()) is None
+               for handler in _EXCEPT_KEYWORD.finditer(text, first_import))
 
 
 def _may_be_alias_value(text: str, start: int, end: int) -> bool:

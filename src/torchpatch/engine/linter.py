@@ -689,6 +689,8 @@ def _apply_parsing(text: str, path: Path, chosen: list[Diagnostic]) -> str | Non
 
 
 def _parses(text: str, path: Path) -> bool:
+    if symtable_accepts(text, path):
+        return True  # sure, without building the tree
     try:
         parse_text(text, path)
     except ParseFailure:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 from torchpatch._record import FrozenRecord
 from torchpatch.engine.results import FileResult
 from torchpatch.engine.settings import Settings
+from torchpatch.engine.source import read_bytes
 
 if TYPE_CHECKING:
     from torchpatch.engine import cache as result_cache
@@ -141,7 +142,7 @@ class _Job:
             except (ValueError, TypeError, IndexError):
                 pass
         try:
-            data = path.read_bytes()
+            data = read_bytes(path)
         except OSError:
             return None
         key = result_cache.file_key(path, settings, data)
@@ -160,7 +161,7 @@ class _Job:
         path, settings_index = task
         settings = self.settings[settings_index]
         try:
-            data = path.read_bytes()
+            data = read_bytes(path)
         except OSError as error:
             return FileResult(path=path, error=f"cannot read: {error.strerror or error}"), None, None, False
         result = check_file(path, settings, fix=self.mode.fix, unsafe_fixes=self.mode.unsafe_fixes,
