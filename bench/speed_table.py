@@ -164,8 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         colds.append(timed(*default_command))
         warms.append(timed(*default_command))
     cold_cpu, warm_cpu = min(t.cpu for t in colds), min(t.cpu for t in warms)
-    rows.append((f"warm rerun on {first.name}", f"{warm_cpu:.2f} CPU-s", f"cold default run {cold_cpu:.2f} CPU-s",
-                 f"**{warm_cpu / cold_cpu:.0%}**", "≤ 10 %", "met" if warm_cpu / cold_cpu <= 0.10 else "not met"))
+    rows.append((f"warm rerun on {first.name}", f"{warm_cpu:.3f} CPU-s", f"cold default run {cold_cpu:.2f} CPU-s",
+                 f"**{warm_cpu / cold_cpu:.1%}**", "≤ 10 %", "met" if warm_cpu / cold_cpu <= 0.10 else "not met"))
     counted = instruction_rows(first, lists["first"], one_file, check, cache_dir, cwd) if args.instructions else []
     shutil.rmtree(work, ignore_errors=True)
 

@@ -13,7 +13,11 @@ after ``__init__`` (a written one sets fields with ``object.__setattr__``), hash
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (3 ms of every start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The ids of the records whose repr is being built (repr of a record that holds itself stops there).
 _BEING_SHOWN: set[int] = set()

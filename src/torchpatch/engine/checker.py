@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from torchpatch._record import Record
 from torchpatch.engine.candidates import (Mentions, bound_qualnames, call_may_meet, nothing_to_walk,

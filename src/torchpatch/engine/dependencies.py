@@ -6,12 +6,12 @@ Where each requirement is written (the parsing) is torchpatch/dependency_files.p
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from torchpatch.findings import Diagnostic
 from torchpatch.rules.base import Rule
 from torchpatch.versions import Version
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (3 ms of every start-up)
 if TYPE_CHECKING:
     from torchpatch.dependency_files import RequirementSpan
 

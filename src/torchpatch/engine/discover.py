@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from torchpatch._record import Record
 from torchpatch.dependency_names import is_dependency_file, may_be_dependency_file
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (3 ms of every start-up)
 if TYPE_CHECKING:
     import pathspec
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 import ast
 import re
 from functools import lru_cache
-from typing import Callable
+from collections.abc import Callable
 
 from torchpatch._record import Record
 from torchpatch.syntax import names_read_in

@@ -10,7 +10,7 @@ import sys
 import warnings
 from collections import deque
 from pathlib import Path
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from torchpatch.dependency_names import is_dependency_file
 from torchpatch.engine.checker import check_tree, nothing_to_check

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import bisect
-from typing import Callable
+from collections.abc import Callable
 
 from torchpatch._record import Record
 from torchpatch.engine.guards import BODY_IS_OLD, BOTH, ELSE_IS_OLD, GuardFacts, module_definitions, old_branch

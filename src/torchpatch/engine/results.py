@@ -5,11 +5,11 @@ import the engine that makes them (issue 27)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from torchpatch._record import Record
 from torchpatch.findings import SAFE, Fix
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (3 ms of every start-up)
 if TYPE_CHECKING:
     from torchpatch.engine.source import Source
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from torchpatch._record import Record
 from torchpatch.engine.codes import UNUSED_NOQA
 from torchpatch.rules._manifest import LazyRule, RuleFacts, rule_facts
 from torchpatch.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (3 ms of every start-up)
 if TYPE_CHECKING:
     from torchpatch.engine.checker import RuleIndex
 

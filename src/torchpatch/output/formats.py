@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from urllib.parse import quote
 
 from torchpatch import __version__
@@ -81,8 +81,14 @@ def display_path(path: Path) -> str:
     """The path relative to the working directory when it is inside it (as CI annotations need)."""
     if str(path) == "-":
         return "-"
+    return _display_path(path, os.getcwd())
+
+
+@lru_cache(maxsize=4096)
+def _display_path(path: Path, cwd: str) -> str:
+    """display_path, once per file and working directory (a file's findings share it)."""
     try:
-        return path.resolve().relative_to(_resolved(os.getcwd())).as_posix()
+        return path.resolve().relative_to(_resolved(cwd)).as_posix()
     except ValueError:
         return path.as_posix()
 

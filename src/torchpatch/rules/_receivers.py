@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import weakref
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from torchpatch.rules._file_scan import enclosing_def_or_module
 from torchpatch.syntax import dotted_name, names_read_in

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import ast
-from typing import ClassVar, Iterable, Mapping, NamedTuple
+from collections import namedtuple
+from collections.abc import Iterable, Mapping
 
 # The findings a rule returns, and what it sees, live in torchpatch.findings (shared with the engine);
 # they are re-exported here, the rule author's import.
 from torchpatch._record import FrozenRecord
 from torchpatch.findings import SAFE, UNSAFE, Context, Diagnostic, Edit, Fix, Reference
 from torchpatch.versions import Version
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (3 ms of every start-up)
+if TYPE_CHECKING:
+    from typing import ClassVar
 
 __all__ = ["SAFE", "UNSAFE", "CallNeed", "Context", "Diagnostic", "Edit", "Fix", "Invalid", "Reference", "Rule",
            "Valid", "example_code", "example_filename", "example_language"]
@@ -42,23 +47,27 @@ class Valid(FrozenRecord):
     torch_runs_clean: bool = False
 
 
-class CallNeed(NamedTuple):
+class CallNeed(namedtuple("CallNeed", ("words", "passed", "missing", "counts"),
+                          defaults=(frozenset(), (), (), frozenset()))):
     """What a call of a name must show for a rule to report it there: any one of these (``Rule.call_needs``).
     Read off the call's text by the engine (engine/candidates.py), which stays sure of a "no" only where the
-    arguments are plain: a ``*``, ``**``, f-string or lambda among them makes every way possible."""
+    arguments are plain: a ``*``, ``**``, f-string or lambda among them makes every way possible.
 
-    #: Substrings of the parenthesized arguments (``{`` and ``set`` for TP234's set of parameters).
-    words: frozenset[str] = frozenset()
-    #: (parameter, position) an argument may be given for: by keyword, or by position when ``position`` is not
-    #: None and the call passes more than ``position`` positional arguments (``size_average`` of a loss). The
-    #: parameter ``""``, which no keyword names, stands for a positional argument alone (TP258's ``x.add(2, y)``).
-    passed: tuple[tuple[str, int | None], ...] = ()
-    #: (parameter, position) the call may leave out: not by keyword, and not by position (``dim`` of softmax).
-    #: A literal ``None`` counts as left out, so a call that spells ``None`` may leave any of them out.
-    missing: tuple[tuple[str, int | None], ...] = ()
-    #: Numbers of positional arguments the call may pass (a ``*`` unpacking may pass any): TP258's deprecated
-    #: ``x.sub(2, y)`` has exactly two, which ``re.sub(pattern, repl, text)`` does not.
-    counts: frozenset[int] = frozenset()
+    - ``words`` (frozenset of str): substrings of the parenthesized arguments (``{`` and ``set`` for TP234's
+      set of parameters).
+    - ``passed`` (tuple of (parameter, position or None)): an argument may be given for: by keyword, or by
+      position when ``position`` is not None and the call passes more than ``position`` positional arguments
+      (``size_average`` of a loss). The parameter ``""``, which no keyword names, stands for a positional
+      argument alone.
+    - ``missing`` (the same shape): the call may leave out: not by keyword, and not by position (``dim`` of
+      softmax). A literal ``None`` counts as left out, so a call that spells ``None`` may leave any of them out.
+    - ``counts`` (frozenset of int): numbers of positional arguments the call may pass (a ``*`` unpacking may
+      pass any): TP258's deprecated ``x.sub(2, y)`` has exactly two, which ``re.sub(pattern, repl, text)`` does
+      not.
+
+    A ``collections.namedtuple``, not a ``typing.NamedTuple``: importing typing costs every start-up 3 ms."""
+
+    __slots__ = ()
 
     def merged(self, other: "CallNeed") -> "CallNeed":
         """A need either of which may be met: what two rules watching one name need together."""
