@@ -248,6 +248,23 @@ def test_default_jobs_leave_out_the_cores_other_jobs_keep_busy(monkeypatch):
 
 
 
+def test_a_run_with_a_fresh_cache_reads_each_file_once(tree, capsys, monkeypatch):
+    """An empty cache answers nothing: no file is read (and hashed) for a lookup before it is read to be checked."""
+    read: list[str] = []
+    real_read = parallel.read_bytes
+
+    def reading(path):
+        read.append(str(path))
+        return real_read(path)
+
+    monkeypatch.setattr(parallel, "read_bytes", reading)
+    code, findings = run_json(capsys, "-j", "1")
+    assert findings and read and len(read) == len(set(read))
+    read.clear()
+    assert run_json(capsys, "-j", "1") == (code, findings)  # the cache is filled: a rerun reads no clean file twice
+    assert len(read) == len(set(read))
+
+
 def test_a_warm_rerun_reads_no_file_whose_stat_had_settled(tree, capsys, monkeypatch):
     """Keyed by its stat (size, mtime, ctime, inode), a clean file that has not changed is not read again; a file
     with findings is (its text is restored), and an edit changes the stat, so it is checked again."""

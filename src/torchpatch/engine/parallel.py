@@ -142,6 +142,8 @@ class _Job:
                 return result_cache.from_entry(stored, path), key
             except (ValueError, TypeError, IndexError):
                 pass
+        if not self.cached:
+            return None  # an empty cache answers nothing: the check reads the file once, not twice
         try:
             data = read_bytes(path)
         except OSError:
