@@ -256,3 +256,69 @@ def test_dependency_file_names_match_as_fnmatch_of_each_pattern():
              "environment-gpu.yaml", "environment.yml\n", "Requirements.txt", "a.txt", "setup.py", "environment.ymlx"]
     for name in names:
         assert bool(_dependency_name_match(name)) == any(fnmatch.fnmatch(name, p) for p in DEPENDENCY_FILE_PATTERNS)
+
+
+# -- dependency_files._parse: plain requirements without packaging's Requirement (its import costs 30 ms) --------
+
+def _requirement_fields(requirement) -> tuple | None:
+    if requirement is None:
+        return None
+    marker = str(requirement.marker) if requirement.marker is not None else None
+    return requirement.name, sorted(requirement.extras), str(requirement.specifier), requirement.url, marker
+
+
+def _requirement_texts(count: int) -> list[str]:
+    """Near-PEP 508 texts, valid and not: names, blanks, extras, specifier lists, parentheses, trailing rests."""
+    import random
+
+    generator = random.Random(11)
+    blanks = ["", " ", "\t", "  "]
+    names = ["torch", "torch_", "Torch_Vision", "a.b", "x-y", "A9", "t.", "_t", "9", "é"]
+    operators = ["==", ">=", "<=", "~=", "!=", "<", ">", "===", "=", "=>", "~"]
+    versions = ["2", "2.4", "2.4.*", "2.*", "v2.4", "2.4rc1", "2.4.post1", "1!2.0", "2.4+cpu", "abc", "2..4", "*", "02.4"]
+    texts = ["git+https://github.com/x/y.git", "https://download.pytorch.org/whl/cpu/torch-1.8.1%2Bcpu-cp37-none.whl",
+             "./local/pkg", "file:///tmp/x", "torch @ file:///x.whl", "torch@https://x", "torch;", "torch>=2.4,",
+             "torch ; python_version<'3.9'", "torch()", "torch[]", "torch>=2.4 <3", "torch>==2", ""]
+    for _ in range(count):
+        text = generator.choice(blanks) + generator.choice(names) + generator.choice(blanks)
+        if generator.random() < 0.3:
+            listed = ",".join(generator.choice(names) for _ in range(generator.randint(0, 3)))
+            text += f"[{generator.choice(blanks)}{listed}{generator.choice(blanks)}{generator.choice([']', '', ',]'])}"
+        parted = generator.choice(blanks) + generator.choice([",", ", ", " ,", ""]) + generator.choice(blanks)
+        body = parted.join(generator.choice(operators) + generator.choice(blanks) + generator.choice(versions)
+                           for _ in range(generator.randint(0, 3)))
+        if generator.random() < 0.3:
+            body = f"({generator.choice(blanks)}{body}{generator.choice(blanks)}{generator.choice([')', ''])}"
+        text += body + generator.choice(blanks)
+        if generator.random() < 0.1:
+            text += generator.choice([";", "; python_version<'3.9'", ",", ")", "@", "x", ":", "+cpu"])
+        texts.append(text)
+    return texts
+
+
+def test_requirements_read_without_packagings_parser_are_what_packaging_reads():
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from torchpatch.dependency_files import PlainRequirement, _parse
+
+    def packaging_reads(text):
+        try:
+            return _requirement_fields(Requirement(text))
+        except InvalidRequirement:
+            return None
+
+    texts = _requirement_texts(6000)
+    assert [text for text in texts if _requirement_fields(_parse(text)) != packaging_reads(text)] == []
+    assert sum(isinstance(_parse(text), PlainRequirement) for text in texts) > 500  # the fast path is taken
+
+
+def test_a_requirements_file_without_a_marker_or_url_does_not_import_packagings_requirement_parser(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "requirements.txt").write_text("numpy>=1.26\ntorch==2.5.1\ngit+https://github.com/x/y.git\n")
+    code = ("import sys; from pathlib import Path; from torchpatch.dependency_files import requirements_in; "
+            "spans = requirements_in(Path('requirements.txt'), Path('requirements.txt').read_text()); "
+            "print([str(s.requirement) for s in spans], 'packaging.requirements' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["['numpy>=1.26',", "'torch==2.5.1']", "False"]

@@ -4,21 +4,20 @@ each requirement is written. Pure parsing, shared by the engine and the dependen
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from torchpatch._record import FrozenRecord
 # Re-exported: they live in dependency_names, which the engine imports without the parsers below.
 from torchpatch.dependency_names import (  # noqa: F401
     DEPENDENCY_FILE_PATTERNS, REQUIREMENT_FOLDERS, is_dependency_file, tomllib,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (3 ms of every start-up)
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
 
-@dataclass(frozen=True)
-class RequirementSpan:
+class RequirementSpan(FrozenRecord):
     """One requirement as written in a dependency file, with its character offsets."""
 
     requirement: "Requirement"
@@ -71,8 +70,7 @@ def requirement_includes(text: str) -> list[tuple[str, str]]:
     return found
 
 
-@dataclass(frozen=True)
-class IndexSpan:
+class IndexSpan(FrozenRecord):
     """A package index or find-links URL written in a requirements file."""
 
     url: str
@@ -84,14 +82,76 @@ def index_urls(text: str) -> list[IndexSpan]:
     return [IndexSpan(m.group("url"), m.start("url"), m.end("url")) for m in _INDEX.finditer(text)]
 
 
-def _parse(requirement_text: str) -> "Requirement | None":
-    # packaging is imported here, not at start-up: most runs never read a dependency file.
+def _parse(requirement_text: str) -> "Requirement | PlainRequirement | None":
+    """The requirement, or None where it is not one (PEP 508, as packaging reads it). A plain one (a name,
+    extras, version specifiers: most lines) is read here with packaging's SpecifierSet, and a line that cannot
+    be one (no name first, as a URL) is None at once; anything else (a marker, a ``name @ URL``, anything
+    unusual) is read by packaging's Requirement, whose import costs 30 ms (its markers pull in
+    packaging.tags, subprocess, logging and dataclasses). Packaging is imported here, not at start-up: most
+    runs never read a dependency file."""
+    head = _REQUIREMENT_HEAD.match(requirement_text)
+    if head is None or (head.end() < len(requirement_text) and requirement_text[head.end()] not in "[@(~=!<>;"):
+        return None  # packaging reads a name, then one of these or the end: a URL or a path is no requirement
+    plain = _PLAIN_REQUIREMENT.fullmatch(requirement_text)
+    if plain is not None:
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+        try:
+            specifier = SpecifierSet(plain.group("specifiers") or "")
+        except InvalidSpecifier:
+            specifier = None
+        if specifier is not None:
+            extras = plain.group("extras")
+            return PlainRequirement(plain.group("name"), frozenset(_EXTRA.findall(extras) if extras else ()), specifier)
     from packaging.requirements import InvalidRequirement, Requirement
 
     try:
         return Requirement(requirement_text)
     except InvalidRequirement:
         return None
+
+
+class PlainRequirement:
+    """What packaging's Requirement holds for a requirement without a marker or a URL (``_parse``)."""
+
+    __slots__ = ("name", "extras", "specifier")
+    url = None
+    marker = None
+
+    def __init__(self, name: str, extras: frozenset[str], specifier) -> None:
+        self.name = name
+        self.extras = set(extras)
+        self.specifier = specifier
+
+    def __str__(self) -> str:
+        extras = f"[{','.join(sorted(self.extras))}]" if self.extras else ""
+        return f"{self.name}{extras}{self.specifier}"
+
+    def __repr__(self) -> str:
+        return f"<PlainRequirement({str(self)!r})>"
+
+    def __eq__(self, other: object) -> bool:
+        # As packaging's Requirement compares: by the parts, the name as written.
+        if not isinstance(other, PlainRequirement):
+            return NotImplemented
+        return (self.name, self.extras, self.specifier) == (other.name, other.extras, other.specifier)
+
+    def __hash__(self) -> int:
+        return hash((self.name, frozenset(self.extras), str(self.specifier)))
+
+
+#: A name or an extra as packaging's tokenizer reads it (its IDENTIFIER).
+_PLAIN_NAME = r"\b[a-zA-Z0-9][a-zA-Z0-9._-]*\b"
+_PLAIN_SPECIFIER = r"(?:~=|===?|!=|<=?|>=?)[ \t]*[A-Za-z0-9][A-Za-z0-9.*+!_-]*"
+#: ``name``, ``name[extra, ...]``, each maybe followed by specifiers parted by commas (in parentheses or not):
+#: the requirements _parse reads without packaging's parser.
+_PLAIN_REQUIREMENT = re.compile(
+    rf"[ \t]*(?P<name>{_PLAIN_NAME})[ \t]*"
+    rf"(?:\[[ \t]*(?P<extras>{_PLAIN_NAME}(?:[ \t]*,[ \t]*{_PLAIN_NAME})*)?[ \t]*\][ \t]*)?"
+    rf"(?P<open>\([ \t]*)?(?P<specifiers>{_PLAIN_SPECIFIER}(?:[ \t]*,[ \t]*{_PLAIN_SPECIFIER})*)?"
+    rf"(?(open)[ \t]*\))[ \t]*")
+_EXTRA = re.compile(_PLAIN_NAME)
+_REQUIREMENT_HEAD = re.compile(rf"[ \t]*{_PLAIN_NAME}[ \t]*")
 
 
 _LINE = re.compile(r"^[ \t]*(?P<body>[^#\r\n]*?)[ \t]*(?:#.*)?$", re.MULTILINE)
@@ -428,8 +488,7 @@ _CONDA_NAMES = {"pytorch": "torch", "pytorch-cpu": "torch", "pytorch-gpu": "torc
 _CONDA_SPEC = re.compile(r"^(?:(?P<channel>[\w.-]+)::)?(?P<name>[A-Za-z0-9][\w.-]*)\s*(?P<spec>.*)$")
 
 
-@dataclass(frozen=True)
-class CondaEnvironment:
+class CondaEnvironment(FrozenRecord):
     requirements: list[RequirementSpan]  # conda and pip dependencies, conda names mapped to PyPI's
     channels: list[tuple[str, int, int]]  # channel name, offsets (in ``channels:`` and ``chan::pkg`` prefixes)
     python: RequirementSpan | None  # the ``python=3.x`` dependency

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from torchpatch._record import FrozenRecord
 from torchpatch.rules import _manifest
 from torchpatch.versions import Version
 
 TABLE_PATH = Path(__file__).with_name("data") / "api_changes.toml"
 
 
-@dataclass(frozen=True)
-class ModuleMove:
+class ModuleMove(FrozenRecord):
     """Where one old module went, and which of its names the new module has (None: every name).
 
     A module row with moves is fixed only for the modules it lists: a submodule of the old
@@ -36,8 +35,7 @@ class ModuleMove:
         return self.names is None or all(name in self.names for name in names)
 
 
-@dataclass(frozen=True)
-class ApiChange:
+class ApiChange(FrozenRecord):
     """One row: an old qualified name, what replaces it, and when."""
 
     old: str
