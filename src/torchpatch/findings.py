@@ -7,12 +7,11 @@ protocols below; rules are written against the protocols.
 
 from __future__ import annotations
 
-import ast
-
 from torchpatch._record import FrozenRecord, Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (3 ms of every start-up)
 if TYPE_CHECKING:
+    import ast
     from typing import Any, Protocol
 
     from torchpatch.versions import Version

@@ -20,7 +20,8 @@ from torchpatch.engine.settings import Settings, torchfix_redirects
 from torchpatch.engine.source import Locator, Source, UnreadableFile, read_source
 from torchpatch.engine.results import FileResult, Finding, fix_allowed  # noqa: F401  (defined there, used here)
 from torchpatch.findings import SAFE, Diagnostic, Edit, Fix
-from torchpatch.syntax import LazyPattern, mention_test
+from torchpatch._lazy_pattern import LazyPattern
+from torchpatch.syntax import mention_test
 
 _NOQA = LazyPattern(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _FILE_NOQA = LazyPattern(r"#\s*torchpatch:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)

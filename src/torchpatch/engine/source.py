@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from torchpatch._record import Record
-from torchpatch.syntax import LazyPattern
+from torchpatch._lazy_pattern import LazyPattern
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 

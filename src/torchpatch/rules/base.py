@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from collections import namedtuple
 from collections.abc import Iterable, Mapping
 
@@ -14,6 +13,7 @@ from torchpatch.versions import Version
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (3 ms of every start-up)
 if TYPE_CHECKING:
+    import ast
     from typing import ClassVar
 
 __all__ = ["SAFE", "UNSAFE", "CallNeed", "Context", "Diagnostic", "Edit", "Fix", "Invalid", "Reference", "Rule",
