@@ -27,6 +27,10 @@ def _tree(root: Path) -> None:
         "d/e.py": "import torch\n",
         "f/pyproject.toml": '[tool.torchpatch]\nmin-torch = "2.5"\n',
         "f/g/h.py": "import torch\n",
+        "a/pkg/sub/deeper/more/p.py": "import torch\n",  # settings inherited from a folder with a configuration
+        "c/x/w/v.py": "import torch\n",  # inherited from a project root with a requirements file
+        "z/k/n.py": "import torch\n",  # no packaging file anywhere above: each folder is its own root
+        "z/k/l/m.py": "import torch\n",
     }
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -52,6 +56,7 @@ def test_listing_hints_give_every_file_the_same_settings(tmp_path):
     plain, hinted = _settings(tmp_path, False), _settings(tmp_path, True)
     assert plain == hinted and len(plain) >= 9
     assert len({answer[1] for answer in plain.values()}) >= 4  # several pins and configurations took part
+    assert plain[str(tmp_path / "z" / "k" / "l" / "m.py")][4] != plain[str(tmp_path / "z" / "k" / "n.py")][4]
 
 
 def test_a_relative_or_linked_root_gets_the_settings_of_the_resolved_folders(tmp_path, monkeypatch):

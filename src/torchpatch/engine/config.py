@@ -352,8 +352,18 @@ class SettingsResolver:
         known = self._settings_of_folder.get(folder)
         if known is not None:
             return known
+        spelled = str(folder)
+        if self._listed.get(spelled) == frozenset() and self._packaging_folders.get(spelled) is False:
+            # Listed by discovery (resolved, top-down) without a configuration or packaging file: the nearest
+            # configuration and the project root are its parent's, and so are the settings (unless the parent's
+            # root is only where the search started, for want of packaging files anywhere above).
+            inherited = self._settings_of_folder.get(folder.parent)
+            if inherited is not None and (inherited.config_path is not None or self.overrides.isolated
+                                          or self._packaging_folders.get(str(inherited.project_root))):
+                self._settings_of_folder[folder] = inherited
+                return inherited
         # A folder discovery listed is resolved already (it walks resolved folders and enters no link).
-        resolved = folder if str(folder) in self._listed else folder.resolve()
+        resolved = folder if spelled in self._listed else folder.resolve()
         settings = self._settings_of_folder[folder] = self._for_resolved_folder(resolved)
         return settings
 
