@@ -4,6 +4,7 @@ each requirement is written. Pure parsing, shared by the engine and the dependen
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from torchpatch._record import FrozenRecord
@@ -102,7 +103,7 @@ def _parse(requirement_text: str) -> "Requirement | PlainRequirement | None":
             specifier = None
         if specifier is not None:
             extras = plain.group("extras")
-            return PlainRequirement(plain.group("name"), frozenset(_EXTRA.findall(extras) if extras else ()), specifier)
+            return PlainRequirement(plain.group("name"), _EXTRA.findall(extras) if extras else (), specifier)
     from packaging.requirements import InvalidRequirement, Requirement
 
     try:
@@ -118,7 +119,7 @@ class PlainRequirement:
     url = None
     marker = None
 
-    def __init__(self, name: str, extras: frozenset[str], specifier) -> None:
+    def __init__(self, name: str, extras: Iterable[str], specifier) -> None:
         self.name = name
         self.extras = set(extras)
         self.specifier = specifier
