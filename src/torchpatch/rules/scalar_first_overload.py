@@ -12,7 +12,8 @@ from torchpatch.versions import v
 #: In the new signatures (`add_(other, *, alpha=1)`, `addcmul_(tensor1, tensor2, *, value=1)`, `addmm(input,
 #: mat1, mat2, *, beta=1, alpha=1)`, read in the 2.4.0 wheel's torch/_tensor_docs.py and _torch_docs.py) the
 #: scalars are keyword-only, so that many positional arguments is always a deprecated overload ("This overload
-#: of add_ is deprecated", UserWarning on 2.13 and 2.15; libtorch_python's signatures marked ``|deprecated``).
+#: of add_ is deprecated", UserWarning on 2.13 and 2.15, once per process; libtorch_python's signatures marked
+#: ``|deprecated``).
 METHODS: dict[str, dict[int, tuple[tuple[int, str], ...]]] = {
     **{name: {2: ((0, "alpha"),)} for name in ("add_", "sub_", "add", "sub")},
     **{name: {3: ((0, "value"),)} for name in ("addcmul_", "addcdiv_", "addcmul", "addcdiv")},
@@ -73,7 +74,8 @@ class ScalarFirstOverload(Rule):
     ## Why is this bad?
     These are the pre-1.5 signatures that optimizers copied for years. Every release 2.4 … 2.15 still
     accepts them but warns `UserWarning: This overload of add_ is deprecated: add_(Number alpha, Tensor
-    other)` on each call. The keyword forms compute the same `self + alpha * other` (checked on 2.13 for
+    other)`, once per process (libtorch_python's `PythonArgParser::check_deprecated` uses `TORCH_WARN_ONCE`:
+    the first deprecated overload called is the only one a run shows, so the others go unseen). The keyword forms compute the same `self + alpha * other` (checked on 2.13 for
     float and integer tensors and a tensor scalar; `beta*M + alpha*(m1 @ m2)` for each `addmm`-family form on
     2.13 and 2.15) and exist in every supported release (the 2.4 docs give `add_(other, *, alpha=1)`,
     `addcmul_(tensor1, tensor2, *, value=1)` and `addmm(input, mat1, mat2, *, beta=1, alpha=1)`), so the fix is safe.
@@ -187,8 +189,9 @@ class ScalarFirstOverload(Rule):
     def _report(self, ctx, call: ast.Call, name: str, scalars: tuple[tuple[int, str], ...]):
         first = scalars[0][1]
         keywords = " and ".join(f"`{k}=`" for _, k in scalars)
-        message = (f"`{name}({first}, ...)` with the scalar first is a deprecated overload (UserWarning on every call "
-                   f"in PyTorch 2.4 through 2.15); pass {'them' if len(scalars) > 1 else 'it'} as {keywords} after the tensors")
+        message = (f"`{name}({first}, ...)` with the scalar first is a deprecated overload (a UserWarning in PyTorch "
+                   f"2.4 through 2.15, shown once per process for whichever such call runs first); "
+                   f"pass {'them' if len(scalars) > 1 else 'it'} as {keywords} after the tensors")
         at = {index for index, _ in scalars}
         start, end = ctx.start(call.args[0]), ctx.end(call.args[-1])
         fix = None
